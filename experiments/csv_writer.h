@@ -1,0 +1,45 @@
+// A results table written atomically, with its provenance beside it.
+//
+// Rows are collected in memory; commit() writes <path> through a temporary file and a rename,
+// then <path>.json with the Provenance (configuration, seed, code version, wall time). An
+// interrupted run therefore never leaves a half-written CSV.
+#pragma once
+
+#include "provenance.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+namespace fpa {
+
+class CsvWriter {
+ public:
+  CsvWriter(std::string path, std::vector<std::string> columns);
+
+  // One row, one cell per column, formatted with fmt ("{}": shortest round-trip for doubles).
+  template <class... Cells>
+  void row(const Cells&... cells) {
+    add_row({cell(cells)...});
+  }
+  void add_row(std::vector<std::string> cells);
+
+  void commit(const Provenance& provenance);  // CSV and sidecar, both atomically
+  void commit_csv_only();                     // for files whose provenance lives elsewhere
+
+  const std::string& path() const { return path_; }
+  size_t rows() const { return rows_.size(); }
+  std::string text() const;
+
+ private:
+  template <class T>
+  static std::string cell(const T& x) { return escape(fmt::format("{}", x)); }
+  static std::string escape(const std::string& s);
+
+  std::string path_;
+  std::vector<std::string> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace fpa

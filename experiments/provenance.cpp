@@ -1,0 +1,59 @@
+#include "provenance.h"
+
+#include "cli.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+
+namespace fpa {
+namespace {
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", int(c));
+    else out += c;
+  }
+  return out;
+}
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+Provenance Provenance::from(const Cli& cli) {
+  Provenance p;
+  p.program = cli.program();
+  p.command_line = cli.command_line();
+  p.config = cli.config();
+  p.seed = cli.seed();
+  p.code_version = fpa::code_version();
+  p.started_utc = now_utc();
+  return p;
+}
+
+double Provenance::wall_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string Provenance::to_json() const {
+  std::string cfg;
+  for (const auto& [k, v] : config)
+    cfg += fmt::format("{}\n    \"{}\": \"{}\"", cfg.empty() ? "" : ",", json_escape(k), json_escape(v));
+  return fmt::format(
+      "{{\n  \"program\": \"{}\",\n  \"command_line\": \"{}\",\n  \"seed\": {},\n"
+      "  \"code_version\": \"{}\",\n  \"started_utc\": \"{}\",\n  \"wall_s\": {:.3f},\n"
+      "  \"config\": {{{}\n  }}\n}}\n",
+      json_escape(program), json_escape(command_line), seed, json_escape(code_version),
+      started_utc, wall_seconds(), cfg);
+}
+
+}  // namespace fpa

@@ -1,0 +1,110 @@
+// The single entry point: validates shapes, then dispatches to an implementation.
+#include "attention.h"
+
+#include "checks.h"
+#include "fused_cpu.h"
+#include "reference.h"
+#ifdef FPA_WITH_CUDA
+#include "cuda/cuda_attention.h"
+#endif
+
+#include <fmt/format.h>
+
+namespace fpa {
+namespace {
+
+void validate(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+              const at::Tensor& gate, const AttentionOptions& opts) {
+  check(q.defined() && k.defined() && v.defined(), "attention: q, k and v must be defined");
+  check(q.dim() == 4, fmt::format("attention: q must be (B, H, N, D), got {} dims", q.dim()));
+  check(k.sizes() == q.sizes(), "attention: k must have the shape of q");
+  check(v.dim() == 4 && v.size(0) == q.size(0) && v.size(1) == q.size(1) &&
+            v.size(2) == q.size(2),
+        "attention: v must be (B, H, N, Dv) with B, H, N of q");
+  check(q.scalar_type() == at::kFloat || q.scalar_type() == at::kDouble,
+        "attention: dtype must be float32 or float64");
+  check(k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type(),
+        "attention: q, k, v must share a dtype");
+  if (opts.variant != Variant::Softmax) {
+    check(gate.defined(), fmt::format("attention: variant {} needs a gate tensor (B, H, N)",
+                                      to_string(opts.variant)));
+    check(gate.dim() == 3 && gate.size(0) == q.size(0) && gate.size(1) == q.size(1) &&
+              gate.size(2) == q.size(2),
+          "attention: gate must be (B, H, N)");
+    check(gate.scalar_type() == q.scalar_type(), "attention: gate must have the dtype of q");
+  }
+  check(opts.st_temperature > 0, "attention: straight-through temperature must be > 0");
+  check(opts.scale >= 0, "attention: scale must be >= 0 (0 means 1/sqrt(D))");
+}
+
+}  // namespace
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const at::Tensor& gate, const AttentionOptions& opts) {
+  validate(q, k, v, gate, opts);
+  switch (opts.impl) {
+    case Impl::Reference:
+      return reference_attention(q, k, v, gate, opts);
+    case Impl::Fused:
+      check(!q.is_cuda(), "attention: impl 'fused' runs on CPU tensors; use 'cuda' on a GPU");
+      return fused_attention_cpu(q, k, v, gate, opts);
+    case Impl::Cuda:
+#ifdef FPA_WITH_CUDA
+      return cuda_attention(q, k, v, gate, opts);
+#else
+      throw std::invalid_argument(
+          "attention: impl 'cuda' is not in this build (LibTorch without CUDA)");
+#endif
+  }
+  throw std::invalid_argument("attention: unknown implementation");
+}
+
+bool impl_available(Impl i) {
+#ifdef FPA_WITH_CUDA
+  (void)i;
+  return true;
+#else
+  return i != Impl::Cuda;
+#endif
+}
+
+std::string to_string(Variant v) {
+  switch (v) {
+    case Variant::Softmax: return "softmax";
+    case Variant::Fox: return "fox";
+    case Variant::Fpa: return "fpa";
+  }
+  return "?";
+}
+std::string to_string(Impl i) {
+  switch (i) {
+    case Impl::Reference: return "reference";
+    case Impl::Fused: return "fused";
+    case Impl::Cuda: return "cuda";
+  }
+  return "?";
+}
+std::string to_string(MinGrad g) {
+  return g == MinGrad::Exact ? "exact" : "straight-through";
+}
+
+Variant parse_variant(const std::string& s) {
+  if (s == "softmax") return Variant::Softmax;
+  if (s == "fox") return Variant::Fox;
+  if (s == "fpa") return Variant::Fpa;
+  throw std::invalid_argument(fmt::format("unknown attention variant '{}' (softmax, fox, fpa)", s));
+}
+Impl parse_impl(const std::string& s) {
+  if (s == "reference") return Impl::Reference;
+  if (s == "fused") return Impl::Fused;
+  if (s == "cuda") return Impl::Cuda;
+  throw std::invalid_argument(fmt::format("unknown implementation '{}' (reference, fused, cuda)", s));
+}
+MinGrad parse_min_grad(const std::string& s) {
+  if (s == "exact") return MinGrad::Exact;
+  if (s == "straight-through" || s == "st") return MinGrad::StraightThrough;
+  throw std::invalid_argument(
+      fmt::format("unknown FPA backward mode '{}' (exact, straight-through)", s));
+}
+
+}  // namespace fpa

@@ -1,0 +1,107 @@
+// The experiment runtime: options, atomic CSV with provenance, progress formatting.
+#include "experiments/atomic_file.h"
+#include "experiments/cli.h"
+#include "experiments/csv_writer.h"
+#include "experiments/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace fpa;
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("fpa_test_runtime_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+TEST(Cli, ParsesCommonAndSpecificOptionsAndConfigFile) {
+  auto dir = scratch("cli");
+  std::ofstream(dir / "run.cfg") << "steps = 7\nseed = 99\n";
+  Cli cli("prog", "test", "out.csv");
+  cli.add()("steps", po::value<int>()->default_value(1), "steps");
+  const std::string cfg = (dir / "run.cfg").string();
+  std::vector<std::string> args = {"prog", "--seed", "3", "--config", cfg};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  cli.parse(int(argv.size()), argv.data());
+  EXPECT_EQ(cli.seed(), 3u);            // the command line wins over the file
+  EXPECT_EQ(cli.get<int>("steps"), 7);  // the file stands in for a flag
+  EXPECT_EQ(cli.out(), "out.csv");
+  EXPECT_EQ(cli.config().at("steps"), "7");
+}
+
+TEST(Cli, RejectsBadInputWithExitCode2) {
+  auto run = [](std::vector<std::string> args) {
+    Cli cli("prog", "test", "out.csv");
+    cli.add()("steps", po::value<int>()->default_value(1), "steps");
+    cli.range("steps", 1, 10);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    cli.parse(int(argv.size()), argv.data());
+  };
+  EXPECT_EXIT(run({"prog", "--bogus"}), ::testing::ExitedWithCode(2), "error: .*bogus");
+  EXPECT_EXIT(run({"prog", "--steps", "11"}), ::testing::ExitedWithCode(2),
+              "error: --steps must be in \\[1, 10\\]");
+  EXPECT_EXIT(run({"prog", "--steps", "x"}), ::testing::ExitedWithCode(2), "error: ");
+  EXPECT_EXIT(run({"prog", "--config", "/nonexistent/file"}), ::testing::ExitedWithCode(2),
+              "error: cannot read config file");
+}
+
+TEST(Cli, SplitsLists) {
+  EXPECT_EQ(split_list("a,b", "x"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(split_int_list("8,16", "x"), (std::vector<int>{8, 16}));
+  EXPECT_EXIT(split_int_list("8,z", "head-dims"), ::testing::ExitedWithCode(2),
+              "error: --head-dims: 'z' is not an integer");
+}
+
+TEST(CsvWriter, WritesAtomicallyWithProvenanceSidecar) {
+  auto dir = scratch("csv");
+  const auto path = (dir / "sub" / "r.csv").string();
+  CsvWriter csv(path, {"name", "x", "note"});
+  csv.row("a", 1.5, "has,comma");
+  csv.row("b", 2, "say \"hi\"");
+  EXPECT_FALSE(fs::exists(path));  // nothing on disk before commit
+  Provenance p;
+  p.program = "prog";
+  p.seed = 42;
+  p.code_version = "abc";
+  p.config = {{"steps", "7"}};
+  csv.commit(p);
+  EXPECT_EQ(slurp(path), "name,x,note\na,1.5,\"has,comma\"\nb,2,\"say \"\"hi\"\"\"\n");
+  const auto meta = slurp(path + ".json");
+  EXPECT_NE(meta.find("\"seed\": 42"), std::string::npos);
+  EXPECT_NE(meta.find("\"steps\": \"7\""), std::string::npos);
+  EXPECT_NE(meta.find("\"wall_s\""), std::string::npos);
+  for (auto& e : fs::directory_iterator(dir / "sub"))  // no temporary files left behind
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+  EXPECT_THROW(csv.row("only-one"), std::logic_error);
+}
+
+TEST(AtomicFile, ReplacesExistingFile) {
+  auto dir = scratch("atomic");
+  const auto path = (dir / "f.txt").string();
+  write_file_atomic(path, "old");
+  write_file_atomic(path, "new");
+  EXPECT_EQ(slurp(path), "new");
+}
+
+TEST(Progress, FormatsDurations) {
+  EXPECT_EQ(Progress::format_duration(12.2), "12s");
+  EXPECT_EQ(Progress::format_duration(185), "3m05s");
+  EXPECT_EQ(Progress::format_duration(3720), "1h02m");
+  EXPECT_EQ(Progress::format_duration(-1), "?");
+}
