@@ -69,8 +69,9 @@ at::Tensor fpa_bias(const at::Tensor& field, MinGrad min_grad, double st_tempera
     const double big = field.scalar_type() == at::kDouble ? 1e300 : 1e30;
     auto x = (-rows / st_temperature).masked_fill(mask, -big);
     auto soft = -st_temperature * at::logcumsumexp(x.flip(-1), -1).flip(-1);
-    // Forward value: the exact minimum. Backward: the soft minimum's gradient.
-    path_min = soft + (path_min - soft).detach();
+    // Forward value: the exact minimum, bit for bit (soft - soft.detach() is exactly 0).
+    // Backward: the soft minimum's gradient.
+    path_min = path_min.detach() + (soft - soft.detach());
   }
   auto b = path_min - field.unsqueeze(-2);  // [i][j] = min_{[j,i]} phi - phi_j
   return b.masked_fill(mask, neg_inf());

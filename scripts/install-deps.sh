@@ -7,7 +7,7 @@ PACKAGES=(
   cmake g++ make ccache git
   libtorch-dev libeigen3-dev libboost-program-options-dev libfmt-dev
   libgtest-dev librapidcheck-dev libfccp-dev libbenchmark-dev libglpk-dev
-  libopenblas0-pthread python3-matplotlib npm
+  libgloo-dev libopenblas0-pthread python3-matplotlib npm
 )
 
 missing=()
