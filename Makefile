@@ -25,23 +25,34 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Each study is a script that skips runs whose results are complete, so an interrupted
-# `make reproduce` resumes; `make -j reproduce` runs the studies in parallel.
+# `make reproduce` resumes; `make -j reproduce` runs the studies in parallel. paper_figures/
+# reproduce_meta.py says what each step does, times it, and writes results/reproduce_meta.json
+# (profile, wall times, machine) for REPORT.md. A failed study does not stop the others (-k) nor
+# the report (which then says so); `make reproduce` still exits non-zero.
+META := /usr/bin/python3 paper_figures/reproduce_meta.py --state $(BUILD)/reproduce-state
+
 reproduce: build
-	@$(MAKE) --no-print-directory $(addprefix reproduce-,$(STUDIES))
-	@$(MAKE) --no-print-directory figures
-	@echo "reproduce: done (PROFILE=$(PROFILE)); see results/REPORT.md"
+	@$(META) start
+	@status=0; \
+	$(MAKE) --no-print-directory -k $(addprefix reproduce-,$(STUDIES)) || status=1; \
+	$(META) finish || status=1; \
+	$(MAKE) --no-print-directory figures || status=1; \
+	if [ $$status -eq 0 ]; then echo "reproduce: done (PROFILE=$(PROFILE)); see results/REPORT.md"; \
+	else echo "reproduce: finished WITH FAILURES (PROFILE=$(PROFILE)); see above and results/REPORT.md"; fi; \
+	exit $$status
 
 reproduce-theory: build
-	@theory/reproduce.sh $(BUILD)/bin
+	@$(META) step theory -- theory/reproduce.sh $(BUILD)/bin
 reproduce-bench: build
-	@kernels/reproduce.sh $(BUILD)/bin
+	@$(META) step bench -- kernels/reproduce.sh $(BUILD)/bin
 reproduce-synthetic: build
-	@synthetic/reproduce.sh $(BUILD)/bin
+	@$(META) step synthetic -- synthetic/reproduce.sh $(BUILD)/bin
 reproduce-lm: build
-	@lm/reproduce.sh $(BUILD)/bin
+	@$(META) step lm -- lm/reproduce.sh $(BUILD)/bin
 reproduce-passkey: reproduce-lm
-	@lm/passkey/reproduce.sh $(BUILD)/bin
+	@$(META) step passkey -- lm/passkey/reproduce.sh $(BUILD)/bin
 
+# Tables, figures and results/REPORT.md from the CSVs under results/ (nothing else).
 figures:
 	@/usr/bin/python3 paper_figures/make_all.py
 

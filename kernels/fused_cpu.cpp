@@ -1,14 +1,141 @@
+// The autograd wrapper around the fused CPU kernels: contiguity, dtype dispatch, the saved
+// tensors, and the reduction of the backward's per-chunk slots.
 #include "fused_cpu.h"
 
-#include <stdexcept>
+#include "checks.h"
+#include "fused_gemm.h"
+#include "fused_kernels.h"
+
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cmath>
 
 namespace fpa {
+namespace {
 
-// Placeholder until the fused kernels land (issue 3): fails loudly rather than silently
-// falling back to the reference.
-at::Tensor fused_attention_cpu(const at::Tensor&, const at::Tensor&, const at::Tensor&,
-                               const at::Tensor&, const AttentionOptions&) {
-  throw std::invalid_argument("attention: impl 'fused' is not implemented yet");
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+fused::Problem make_problem(const at::Tensor& q, const at::Tensor& v, Variant variant,
+                            MinGrad min_grad, double tau, double scale, int64_t tile) {
+  fused::Problem p;
+  p.batch = q.size(0);
+  p.heads = q.size(1);
+  p.n = q.size(2);
+  p.d = q.size(3);
+  p.dv = v.size(3);
+  p.variant = variant;
+  p.min_grad = min_grad;
+  p.tau = tau;
+  p.scale = scale > 0 ? scale : 1.0 / std::sqrt(double(p.d));
+  p.tile = tile;
+  return p;
 }
+
+template <class T>
+T* ptr_or_null(const at::Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
+}
+
+struct FusedAttention : public torch::autograd::Function<FusedAttention> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_in, const at::Tensor& k_in,
+                            const at::Tensor& v_in, const at::Tensor& gate_in, int64_t variant,
+                            int64_t min_grad, double tau, double scale, int64_t tile) {
+    auto q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
+    const auto var = static_cast<Variant>(variant);
+    at::Tensor gate = var == Variant::Softmax ? at::Tensor() : gate_in.contiguous();
+    const auto p = make_problem(q, v, var, static_cast<MinGrad>(min_grad), tau, scale, tile);
+    auto out = at::empty(v.sizes(), v.options());
+    auto lse = at::empty({p.batch, p.heads, p.n}, q.options());
+    if (p.n > 0) {
+      AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "fused_attention_forward", [&] {
+        fused::forward<scalar_t>(p, {q.data_ptr<scalar_t>(), k.data_ptr<scalar_t>(),
+                                     v.data_ptr<scalar_t>(), ptr_or_null<scalar_t>(gate),
+                                     out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>()});
+      });
+    }
+    ctx->save_for_backward({q, k, v, gate, out, lse});
+    ctx->saved_data["variant"] = variant;
+    ctx->saved_data["min_grad"] = min_grad;
+    ctx->saved_data["tau"] = tau;
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["tile"] = tile;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &q = saved[0], &k = saved[1], &v = saved[2], &gate = saved[3], &out = saved[4],
+               &lse = saved[5];
+    const auto var = static_cast<Variant>(ctx->saved_data["variant"].toInt());
+    const auto p = make_problem(q, v, var,
+                                static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt()),
+                                ctx->saved_data["tau"].toDouble(),
+                                ctx->saved_data["scale"].toDouble(),
+                                ctx->saved_data["tile"].toInt());
+    auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
+    const int64_t slots = fused::backward_slots(p, at::get_num_threads());
+    auto dq = at::empty(q.sizes(), q.options());
+    auto dk = at::zeros({slots, p.batch, p.heads, p.n, p.d}, q.options());
+    auto dv = at::zeros({slots, p.batch, p.heads, p.n, p.dv}, q.options());
+    at::Tensor dgate;
+    if (gate.defined()) dgate = at::zeros({slots, p.batch, p.heads, p.n}, q.options());
+    if (p.n > 0) {
+      AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "fused_attention_backward", [&] {
+        fused::BackwardArgs<scalar_t> a{
+            q.data_ptr<scalar_t>(),   k.data_ptr<scalar_t>(),    v.data_ptr<scalar_t>(),
+            ptr_or_null<scalar_t>(gate), out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>(),
+            dout.data_ptr<scalar_t>(), dq.data_ptr<scalar_t>(),   dk.data_ptr<scalar_t>(),
+            dv.data_ptr<scalar_t>(),  ptr_or_null<scalar_t>(dgate), slots};
+        fused::backward<scalar_t>(p, a);
+      });
+    }
+    auto reduce = [](const at::Tensor& s) { return s.size(0) == 1 ? s[0] : s.sum(0); };
+    dk = reduce(dk);
+    dv = reduce(dv);
+    if (dgate.defined()) {
+      dgate = reduce(dgate);
+      // FoX: the kernel produced dLoss/dF; F = cumsum(log f) so d log f_t = sum_{s >= t} dF_s.
+      if (var == Variant::Fox) dgate = dgate.flip(-1).cumsum(-1).flip(-1);
+    }
+    return {dq, dk, dv, dgate, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor fused_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& gate, const AttentionOptions& opts,
+                               int64_t tile) {
+  check(tile >= 1, "fused attention: tile size must be >= 1");
+  check(!q.is_cuda(), "fused attention: CPU tensors only");
+  // An undefined tensor cannot pass through an autograd function's arguments in every LibTorch
+  // version; softmax gets an empty placeholder that the kernels ignore.
+  const at::Tensor g = opts.variant == Variant::Softmax ? at::empty({0}, q.options()) : gate;
+  return FusedAttention::apply(q, k, v, g, static_cast<int64_t>(opts.variant),
+                               static_cast<int64_t>(opts.min_grad), opts.st_temperature,
+                               opts.scale, tile);
+}
+
+int64_t fused_extra_bytes(int64_t batch, int64_t heads, int64_t n, int64_t head_dim,
+                          const AttentionOptions& opts, int64_t elem_size, bool backward,
+                          int threads, int64_t tile) {
+  fused::Problem p;
+  p.batch = batch;
+  p.heads = heads;
+  p.n = n;
+  p.d = p.dv = head_dim;
+  p.variant = opts.variant;
+  p.min_grad = opts.min_grad;
+  p.tile = tile;
+  int64_t bytes = fused::forward_extra_bytes(p, elem_size, threads);
+  if (backward) bytes += fused::backward_extra_bytes(p, elem_size, threads);
+  return bytes;
+}
+
+const char* fused_gemm_backend() { return fused::gemm_backend(); }
 
 }  // namespace fpa

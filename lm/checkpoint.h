@@ -1,0 +1,51 @@
+// Checkpoints: one file, <run-dir>/checkpoint.pt, replaced atomically (temporary file + rename),
+// so a run killed at any moment leaves the previous complete checkpoint.
+//
+// Contents: the model configuration (text), the model parameters, the AdamW state, the step, the
+// tokens seen, the elapsed training time, the data sampler's generator state (the data position;
+// the models have no dropout, so nothing else is random) and the CSV log up to that step.
+#pragma once
+
+#include "lm/model.h"
+#include "lm/presets.h"
+
+#include <torch/torch.h>
+
+#include <string>
+
+namespace fpa::lm {
+
+struct TrainProgress {
+  int64_t step = 0;          // optimiser steps done
+  int64_t tokens = 0;        // training tokens consumed (global, all ranks)
+  double elapsed_s = 0;      // training wall time so far
+  std::string sampler_state;
+  std::string log_rows;      // CSV rows written so far (no header)
+  double train_time_s = 0;   // time in training steps only (validation, checkpoints excluded)
+  std::string preset;        // the preset name the run was started with
+};
+
+std::string checkpoint_path(const std::string& run_dir);
+
+// Model configuration as `name = value` lines, and back (throws std::runtime_error when invalid).
+std::string config_to_text(const ModelConfig& c);
+ModelConfig config_from_text(const std::string& text);
+
+void save_checkpoint(const std::string& path, LanguageModel& model,
+                     torch::optim::Optimizer& optimizer, const TrainProgress& progress);
+// Reads progress and the model configuration; then `load_checkpoint_state` fills a model and an
+// optimiser built from that configuration.
+TrainProgress read_checkpoint_progress(const std::string& path, ModelConfig* config);
+void load_checkpoint_state(const std::string& path, LanguageModel& model,
+                           torch::optim::Optimizer* optimizer);
+
+struct LoadedModel {
+  ModelConfig config;
+  LanguageModel model{nullptr};
+  int64_t step = 0;
+  TrainProgress progress;  // everything else the checkpoint records
+};
+// `path` is a run directory or a checkpoint file. Throws std::runtime_error with one clear line.
+LoadedModel load_model(const std::string& path);
+
+}  // namespace fpa::lm

@@ -1,0 +1,49 @@
+#include "lm/data.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+#include <stdexcept>
+
+namespace fpa::lm {
+
+WindowSampler::WindowSampler(at::Tensor stream, int64_t window, uint64_t seed)
+    : stream_(std::move(stream)), window_(window) {
+  if (stream_.numel() <= window_)
+    throw std::runtime_error(fmt::format("training text has {} bytes, fewer than a window of {}",
+                                         stream_.numel(), window_ + 1));
+  std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), 0x4c4d4441u};
+  rng_.seed(seq);
+}
+
+at::Tensor WindowSampler::next_batch(int64_t batch) {
+  const uint64_t starts = uint64_t(stream_.numel() - window_ + 1);
+  auto out = at::empty({batch, window_}, at::kLong);
+  const auto* s = stream_.data_ptr<uint8_t>();
+  auto* o = out.data_ptr<int64_t>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const uint64_t start = rng_() % starts;  // modulo, not a distribution: same on every libstdc++
+    for (int64_t t = 0; t < window_; ++t) o[b * window_ + t] = s[start + t];
+  }
+  return out;
+}
+
+std::string WindowSampler::state() const {
+  std::ostringstream s;
+  s << rng_;
+  return s.str();
+}
+
+void WindowSampler::set_state(const std::string& state) {
+  std::istringstream s(state);
+  s >> rng_;
+  if (!s) throw std::runtime_error("checkpoint: corrupt data-sampler state");
+}
+
+at::Tensor leading_windows(const at::Tensor& stream, int64_t window, int64_t count) {
+  const int64_t n = std::min(count, stream.numel() / window);
+  if (n == 0) throw std::runtime_error("validation text is shorter than one window");
+  return stream.narrow(0, 0, n * window).view({n, window}).to(at::kLong);
+}
+
+}  // namespace fpa::lm

@@ -1,0 +1,79 @@
+#include "lm/evaluate.h"
+
+#include <cmath>
+
+namespace fpa::lm {
+
+double mean_window_loss(LanguageModel& model, const at::Tensor& windows, int64_t batch) {
+  torch::NoGradGuard no_grad;
+  double total = 0;
+  int64_t count = 0;
+  for (int64_t s = 0; s < windows.size(0); s += batch) {
+    const auto b = windows.narrow(0, s, std::min(batch, windows.size(0) - s));
+    const auto n = b.size(0) * (b.size(1) - 1);
+    total += model->loss(b).item<double>() * double(n);
+    count += n;
+  }
+  return total / double(count);
+}
+
+double DocumentEval::perplexity() const { return std::exp(nll / double(tokens)); }
+double DocumentEval::bits_per_byte() const { return nll / double(tokens) / std::log(2.0); }
+
+namespace {
+
+// Adds the per-position losses of windows (b, L) to `e`.
+void add_windows(LanguageModel& model, const at::Tensor& w, DocumentEval& e) {
+  const auto n = w.size(1) - 1;
+  const auto logits = model->forward(w.narrow(1, 0, n));
+  const auto target = w.narrow(1, 1, n);
+  const auto nll = torch::nn::functional::cross_entropy(
+                       logits.reshape({-1, logits.size(-1)}), target.reshape({-1}),
+                       torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+                       .view({w.size(0), n})
+                       .to(at::kDouble);
+  const auto per_pos = nll.sum(0);
+  const auto* p = per_pos.data_ptr<double>();
+  for (int64_t t = 0; t < n; ++t) {
+    e.position_nll[t] += p[t];
+    e.position_count[t] += w.size(0);
+  }
+  e.nll += nll.sum().item<double>();
+  e.tokens += nll.numel();
+}
+
+}  // namespace
+
+DocumentEval evaluate_documents(LanguageModel& model, const std::vector<Document>& docs,
+                                int64_t batch, int64_t max_tokens_per_doc) {
+  torch::NoGradGuard no_grad;
+  const int64_t context = model->config.context, L = context + 1;
+  DocumentEval e;
+  e.position_nll.assign(context, 0.0);
+  e.position_count.assign(context, 0);
+  std::vector<at::Tensor> full;  // complete windows, batched together
+  auto flush = [&] {
+    if (full.empty()) return;
+    add_windows(model, at::stack(full), e);
+    full.clear();
+  };
+  for (const auto& d : docs) {
+    auto tokens = encode_bytes(d.text + '\n');
+    if (max_tokens_per_doc > 0 && tokens.numel() > max_tokens_per_doc)
+      tokens = tokens.narrow(0, 0, max_tokens_per_doc);
+    for (int64_t s = 0; s + 1 < tokens.numel(); s += context) {
+      const auto len = std::min(L, tokens.numel() - s);
+      const auto w = tokens.narrow(0, s, len);
+      if (len == L) {
+        full.push_back(w);
+        if (int64_t(full.size()) == batch) flush();
+      } else {
+        add_windows(model, w.unsqueeze(0), e);  // a document's short last window
+      }
+    }
+  }
+  flush();
+  return e;
+}
+
+}  // namespace fpa::lm

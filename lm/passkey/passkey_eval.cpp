@@ -1,0 +1,171 @@
+// passkey-eval: passkey retrieval of a checkpoint at multiples of its training length, under
+// KV-cache policies (SPEC section 6). Writes one row per (length, depth, policy, budget) cell to
+// --out and the same cells averaged over depths to --summary (SPEC section 7's columns first).
+#include "experiments/cli.h"
+#include "experiments/csv_writer.h"
+#include "experiments/progress.h"
+#include "experiments/torch_runtime.h"
+#include "lm/checkpoint.h"
+#include "lm/decode.h"
+#include "lm/passkey/evaluate.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+namespace fs = std::filesystem;
+using namespace fpa;
+using namespace fpa::passkey;
+
+namespace {
+
+struct Cell {
+  int64_t eval_len;
+  PolicyConfig policy;
+};
+
+std::string budget_cell(const PolicyConfig& p) {
+  if (p.kind == PolicyKind::Full) return "1";
+  if (p.kind == PolicyKind::FpaCertified) return "";
+  return fmt::format("{}", p.budget);
+}
+
+std::vector<double> parse_budgets(const std::string& text) {
+  std::vector<double> out;
+  for (const auto& s : split_list(text, "budgets")) {
+    size_t used = 0;
+    double x = 0;
+    try { x = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
+    if (used != s.size() || !(x > 0 && x <= 1)) fail_usage(fmt::format("--budgets: '{}' is not in (0, 1]", s));
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli("passkey-eval",
+          "passkey retrieval of a checkpoint at multiples of its training length under KV-cache "
+          "policies (full, fpa-certified, budget, window)",
+          "results/passkey/cells.csv");
+  cli.add()
+      ("checkpoint", po::value<std::string>(), "run directory or checkpoint file (required)")
+      ("variant", po::value<std::string>()->default_value(""), "label for the CSV (default: the model's attention kind)")
+      ("train-len", po::value<int64_t>()->default_value(0), "training length L (default: the checkpoint's context)")
+      ("lengths", po::value<std::string>()->default_value("1,2,4,8"), "evaluation lengths as multiples of L")
+      ("policies", po::value<std::string>()->default_value("full,fpa-certified,budget,window"), "cache policies")
+      ("budgets", po::value<std::string>()->default_value("0.25"), "budget fractions for budget and window")
+      ("epsilon", po::value<double>()->default_value(1e-3), "fpa-certified: epsilon of the T5 threshold")
+      ("sinks", po::value<int64_t>()->default_value(4), "window: sink tokens")
+      ("per-head", po::bool_switch()->default_value(false), "budget: per-head capacity instead of one shared pool")
+      ("keys", po::value<int>()->default_value(20), "keys per cell")
+      ("depths", po::value<int>()->default_value(5), "depths spread over the prompt (keys cycle through them)")
+      ("chunk", po::value<int64_t>()->default_value(128), "prefill chunk (eviction at chunk boundaries)")
+      ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
+      ("filler-file", po::value<std::string>()->default_value(""), "filler text file")
+      ("summary", po::value<std::string>()->default_value(""), "per-cell summary over depths (default: <out>.summary.csv)");
+  cli.range("train-len", 0, 1e7);
+  cli.range("keys", 1, 1e6);
+  cli.range("depths", 1, 1000);
+  cli.range("chunk", 1, 1e6);
+  cli.range("key-digits", 1, 18);
+  cli.range("epsilon", 1e-300, 0.999999);
+  cli.range("sinks", 0, 1e6);
+  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
+  cli.require([](const po::variables_map& vm) {
+    for (const auto& p : split_list(vm["policies"].as<std::string>(), "policies")) parse_policy(p);
+    return true;
+  }, "bad --policies (full, fpa-certified, budget, window)");
+  cli.parse(argc, argv);
+  const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
+  for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
+  const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
+
+  try {
+    set_threads(cli.threads());
+    auto rng = seed_everything(cli.seed());
+    auto loaded = lm::load_model(cli.get<std::string>("checkpoint"));
+    const std::string variant = cli.get<std::string>("variant").empty()
+                                    ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
+    const int64_t L = cli.get<int64_t>("train-len") > 0 ? cli.get<int64_t>("train-len") : loaded.config.context;
+    const std::string run = fs::path(cli.get<std::string>("checkpoint")).filename().string();
+
+    PromptConfig pc;
+    pc.key_digits = cli.get<int>("key-digits");
+    if (!cli.get<std::string>("filler-file").empty())
+      pc.filler = read_filler_file(cli.get<std::string>("filler-file"));
+
+    std::vector<PolicyConfig> policies;
+    for (const auto& name : split_list(cli.get<std::string>("policies"), "policies")) {
+      PolicyConfig p;
+      p.kind = parse_policy(name);
+      p.epsilon = cli.get<double>("epsilon");
+      p.sinks = cli.get<int64_t>("sinks");
+      p.per_head = cli.flag("per-head");
+      if (p.kind == PolicyKind::Budget || p.kind == PolicyKind::Window) {
+        for (double b : budgets) { p.budget = b; policies.push_back(p); }
+      } else {
+        policies.push_back(p);
+      }
+    }
+
+    const auto depths = spread_depths(cli.get<int>("depths"));
+    const int keys = cli.get<int>("keys");
+    const std::vector<std::string> cell_columns = {
+        "variant", "train_len", "eval_len", "depth", "policy", "budget", "occupancy", "accuracy",
+        "decode_ms_per_token", "n_keys", "epsilon", "per_head", "prefill_ms", "run"};
+    CsvWriter cells(cli.out(), cell_columns);
+    const std::string summary_path = cli.get<std::string>("summary").empty()
+        ? (fs::path(cli.out()).replace_extension("").string() + ".summary.csv")
+        : cli.get<std::string>("summary");
+    CsvWriter summary(summary_path, {"variant", "train_len", "eval_len", "policy", "budget", "occupancy",
+                                     "accuracy", "n_keys", "decode_ms_per_token", "epsilon",
+                                     "per_head", "prefill_ms", "run"});
+
+    lm::IncrementalDecoder decoder(loaded.model);
+    Progress bar("passkey-eval " + run, int64_t(lengths.size() * policies.size()) * keys, "prompt");
+    int64_t done = 0;
+    for (int m : lengths) {
+      const int64_t n = int64_t(m) * L;
+      // The same keys and depths for every policy at this length.
+      std::vector<Prompt> prompts;
+      for (int k = 0; k < keys; ++k)
+        prompts.push_back(make_prompt(pc, n, depths[size_t(k) % depths.size()], random_key(pc.key_digits, rng)));
+      for (const auto& policy : policies) {
+        struct Acc { double correct = 0, occ = 0, ms = 0, prefill = 0; int count = 0; };
+        std::map<double, Acc> by_depth;
+        Acc all;
+        for (const auto& p : prompts) {
+          const auto r = run_prompt(decoder, p, policy, cli.get<int64_t>("chunk"), pc.key_digits);
+          for (Acc* a : {&by_depth[p.depth], &all}) {
+            a->correct += r.correct; a->occ += r.occupancy; a->ms += r.decode_ms_per_token;
+            a->prefill += r.prefill_ms; a->count += 1;
+          }
+          bar.update(++done, fmt::format("{}x {} {}", m, to_string(policy.kind), r.generated));
+        }
+        const auto eps = policy.kind == PolicyKind::FpaCertified ? fmt::format("{}", policy.epsilon) : "";
+        const int per_head = policy.kind == PolicyKind::Budget && policy.per_head;
+        for (const auto& [depth, a] : by_depth)
+          cells.row(variant, L, n, depth, to_string(policy.kind), budget_cell(policy), a.occ / a.count,
+                    a.correct / a.count, a.ms / a.count, a.count, eps, per_head, a.prefill / a.count, run);
+        summary.row(variant, L, n, to_string(policy.kind), budget_cell(policy), all.occ / all.count,
+                    all.correct / all.count, all.count, all.ms / all.count, eps, per_head,
+                    all.prefill / all.count, run);
+        std::cerr << fmt::format("\n{} {}x{} {} budget {}: accuracy {:.2f}, occupancy {:.3f}, {:.3f} ms/token\n",
+                                 variant, m, L, to_string(policy.kind), budget_cell(policy),
+                                 all.correct / all.count, all.occ / all.count, all.ms / all.count);
+      }
+    }
+    bar.finish();
+    const auto prov = Provenance::from(cli);
+    cells.commit(prov);
+    summary.commit(prov);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,224 @@
+// passkey-train: trains an lm/ model on sequences of length L only, passkey prompts mixed with
+// optional corpus text (lm/passkey/batch.h), with atomic checkpoints in lm/'s format
+// (<out-dir>/checkpoint.pt, readable by lm::load_model) and --resume.
+#include "experiments/cli.h"
+#include "experiments/csv_writer.h"
+#include "experiments/progress.h"
+#include "experiments/torch_runtime.h"
+#include "lm/checkpoint.h"
+#include "lm/corpus.h"
+#include "lm/model.h"
+#include "lm/passkey/batch.h"
+#include "lm/presets.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+using namespace fpa;
+
+namespace {
+
+const char* kLogColumns = "step,tokens,loss,all_ce,answer_ce,lr,elapsed_s";
+
+torch::optim::AdamW make_optimizer(lm::LanguageModel& model, double lr) {
+  // Weight decay on matrices only (not norms, biases, embeddings), as in lm/.
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& item : model->named_parameters()) {
+    const bool matrix = item.value().dim() >= 2 && item.key().find("embed") == std::string::npos;
+    (matrix ? decay : no_decay).push_back(item.value());
+  }
+  auto opts = torch::optim::AdamWOptions(lr).betas({0.9, 0.95}).eps(1e-8);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
+                                 torch::optim::AdamWOptions(opts).weight_decay(0.1)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                    torch::optim::AdamWOptions(opts).weight_decay(0.0)));
+  return torch::optim::AdamW(std::move(groups), opts);
+}
+
+// Per-head initial bias of the gate/increment projection in every layer, e.g. FoX with
+// forget gates near 1 on some heads ("0,0,5,5").
+void set_gate_bias(lm::LanguageModel& model, const std::vector<double>& bias) {
+  torch::NoGradGuard no_grad;
+  for (auto& b : model->blocks) {
+    auto& g = b->attn->gate_proj;
+    if (!g) throw std::invalid_argument("--gate-bias needs a variant with a gate (fox, fpa)");
+    if (int64_t(bias.size()) != g->bias.numel())
+      throw std::invalid_argument(fmt::format("--gate-bias needs {} values (one per head)", g->bias.numel()));
+    for (size_t h = 0; h < bias.size(); ++h) g->bias[int64_t(h)].fill_(bias[h]);
+  }
+}
+
+std::vector<double> parse_doubles(const std::string& text) {
+  std::vector<double> out;
+  if (text.empty()) return out;
+  for (const auto& s : split_list(text, "gate-bias")) {
+    size_t used = 0;
+    double x = 0;
+    try { x = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
+    if (used != s.size() || !std::isfinite(x)) fail_usage(fmt::format("--gate-bias: bad number '{}'", s));
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli("passkey-train",
+          "train an FPA/FoX/Transformer model on length-L passkey prompts (optionally mixed with "
+          "corpus text), with atomic checkpoints and --resume",
+          "");
+  cli.add()
+      ("variant", po::value<std::string>()->default_value("fpa"), "attention: fpa, fox, transformer, softmax-nope")
+      ("out-dir", po::value<std::string>(), "run directory (checkpoint.pt, train_log.csv); required")
+      ("steps", po::value<int64_t>()->default_value(900), "optimiser steps")
+      ("batch", po::value<int64_t>()->default_value(8), "sequences per step")
+      ("length", po::value<int64_t>()->default_value(512), "training sequence length L (bytes)")
+      ("lr", po::value<double>()->default_value(3e-3), "peak learning rate (AdamW)")
+      ("warmup", po::value<int64_t>()->default_value(50), "linear warm-up steps, then cosine decay")
+      ("min-lr-ratio", po::value<double>()->default_value(0.1), "cosine decays to lr * this")
+      ("hidden", po::value<int64_t>()->default_value(128), "model width")
+      ("layers", po::value<int64_t>()->default_value(2), "layers")
+      ("heads", po::value<int64_t>()->default_value(4), "heads per layer")
+      ("min-grad", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
+      ("impl", po::value<std::string>()->default_value("reference"), "attention implementation: reference, fused")
+      ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
+      ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
+      ("corpus-dir", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
+      ("corpus-fraction", po::value<double>()->default_value(0.0), "fraction of each batch that is corpus text")
+      ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
+      ("filler-file", po::value<std::string>()->default_value(""), "filler text file (default: the classic sentences)")
+      ("checkpoint-every", po::value<int64_t>()->default_value(50), "steps between checkpoints")
+      ("resume", po::bool_switch()->default_value(false), "continue from <out-dir>/checkpoint.pt if present");
+  cli.range("steps", 1, 1e9);
+  cli.range("batch", 1, 1e6);
+  cli.range("length", 16, 1e7);
+  cli.range("lr", 1e-8, 1.0);
+  cli.range("warmup", 0, 1e9);
+  cli.range("min-lr-ratio", 0, 1);
+  cli.range("hidden", 1, 1e6);
+  cli.range("layers", 1, 1000);
+  cli.range("heads", 1, 1000);
+  cli.range("answer-weight", 0, 1e6);
+  cli.range("corpus-fraction", 0, 1);
+  cli.range("key-digits", 1, 18);
+  cli.range("checkpoint-every", 1, 1e9);
+  cli.require([](const po::variables_map& vm) { return vm.count("out-dir") > 0; }, "--out-dir is required");
+  cli.require([](const po::variables_map& vm) {
+    lm::parse_attention_kind(vm["variant"].as<std::string>());
+    fpa::parse_min_grad(vm["min-grad"].as<std::string>());
+    fpa::parse_impl(vm["impl"].as<std::string>());
+    return true;
+  }, "bad --variant, --min-grad or --impl");
+  cli.require([](const po::variables_map& vm) {
+    return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus-dir"].as<std::string>().empty();
+  }, "--corpus-fraction > 0 needs --corpus-dir");
+  cli.parse(argc, argv);
+  const auto gate_bias = parse_doubles(cli.get<std::string>("gate-bias"));
+
+  try {
+    const auto out_dir = cli.get<std::string>("out-dir");
+    const auto log_path = cli.out().empty() ? (fs::path(out_dir) / "train_log.csv").string() : cli.out();
+    const auto ckpt = lm::checkpoint_path(out_dir);
+    set_threads(cli.threads());
+    seed_everything(cli.seed());
+
+    lm::ModelConfig mc;
+    mc.kind = lm::parse_attention_kind(cli.get<std::string>("variant"));
+    mc.hidden = cli.get<int64_t>("hidden");
+    mc.layers = cli.get<int64_t>("layers");
+    mc.heads = cli.get<int64_t>("heads");
+    mc.context = cli.get<int64_t>("length");
+    mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("min-grad"));
+    mc.impl = fpa::parse_impl(cli.get<std::string>("impl"));
+    mc.validate();
+
+    lm::TrainConfig tc;
+    tc.steps = cli.get<int64_t>("steps");
+    tc.lr = cli.get<double>("lr");
+    tc.warmup = cli.get<int64_t>("warmup");
+    tc.min_lr_ratio = cli.get<double>("min-lr-ratio");
+
+    passkey::PromptConfig pc;
+    pc.key_digits = cli.get<int>("key-digits");
+    if (!cli.get<std::string>("filler-file").empty())
+      pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));
+    at::Tensor corpus;
+    const double corpus_fraction = cli.get<double>("corpus-fraction");
+    if (corpus_fraction > 0)
+      corpus = lm::token_stream(lm::load_corpus(cli.get<std::string>("corpus-dir")).train);
+    passkey::BatchMaker data(pc, mc.context, cli.get<int64_t>("batch"), corpus_fraction, corpus,
+                             cli.seed() * 7919 + 17);
+
+    lm::LanguageModel model(mc);
+    if (!gate_bias.empty()) set_gate_bias(model, gate_bias);
+    auto optimizer = make_optimizer(model, tc.lr);
+    lm::TrainProgress progress;
+    if (cli.flag("resume") && fs::exists(ckpt)) {
+      lm::ModelConfig saved;
+      progress = lm::read_checkpoint_progress(ckpt, &saved);
+      if (lm::config_to_text(saved) != lm::config_to_text(mc))
+        throw std::runtime_error(fmt::format("checkpoint '{}' was written for another model configuration", ckpt));
+      lm::load_checkpoint_state(ckpt, model, &optimizer);
+      data.set_state(progress.sampler_state);
+      std::cerr << fmt::format("passkey-train: resuming {} at step {}\n", out_dir, progress.step);
+    }
+    std::cerr << fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}\n",
+                             model->parameter_count(), data.corpus_rows(), cli.get<int64_t>("batch"),
+                             mc.context);
+
+    Progress bar("passkey-train " + out_dir, tc.steps, "step");
+    const auto start = std::chrono::steady_clock::now();
+    const double elapsed0 = progress.elapsed_s;
+    auto elapsed = [&] {
+      return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    model->train();
+    while (progress.step < tc.steps) {
+      const double lr = lm::learning_rate(tc, progress.step);
+      for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+      const auto batch = data.next();
+      optimizer.zero_grad();
+      auto loss = passkey::passkey_loss(model, batch, cli.get<double>("answer-weight"));
+      const double value = loss.total.item<double>();
+      if (!std::isfinite(value)) {
+        std::cerr << fmt::format("error: loss is {} at step {}; the last good checkpoint is kept\n",
+                                 value, progress.step);
+        return 1;
+      }
+      loss.total.backward();
+      torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+      optimizer.step();
+      progress.step += 1;
+      progress.tokens += batch.tokens.numel();
+      progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f}\n", progress.step, progress.tokens,
+                                       value, loss.all_ce, loss.answer_ce, lr, elapsed());
+      bar.update(progress.step, fmt::format("loss {:.3f} answer {:.3f}", value, loss.answer_ce));
+      if (progress.step % cli.get<int64_t>("checkpoint-every") == 0 || progress.step == tc.steps) {
+        progress.elapsed_s = elapsed();
+        progress.sampler_state = data.state();
+        lm::save_checkpoint(ckpt, model, optimizer, progress);
+      }
+    }
+    bar.finish();
+    // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
+    CsvWriter log(log_path, split_list(kLogColumns, "columns"));
+    std::istringstream rows(progress.log_rows);
+    std::string line;
+    while (std::getline(rows, line))
+      if (!line.empty()) log.add_row(split_list(line, "row"));
+    log.commit(Provenance::from(cli));
+    std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step, log_path);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

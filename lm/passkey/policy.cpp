@@ -1,0 +1,133 @@
+#include "lm/passkey/policy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <tuple>
+
+namespace fpa::passkey {
+namespace {
+
+struct Ref {
+  size_t head, index;
+  double bias;
+  int64_t position;
+};
+
+// Higher bias first; among equal biases the more recent key first.
+bool better(const Ref& a, const Ref& b) {
+  return std::tie(a.bias, a.position) > std::tie(b.bias, b.position);
+}
+
+int64_t capacity(double budget, int64_t full_entries) {
+  return int64_t(std::floor(budget * double(full_entries) + 1e-9));
+}
+
+// Keeps the best `cap` of `refs` (plus the forced ones already marked in keep).
+void keep_best(std::vector<Ref>& refs, int64_t cap, std::vector<std::vector<bool>>& keep) {
+  cap = std::max<int64_t>(0, std::min<int64_t>(cap, int64_t(refs.size())));
+  std::nth_element(refs.begin(), refs.begin() + cap, refs.end(), better);
+  for (int64_t r = 0; r < cap; ++r) keep[refs[size_t(r)].head][refs[size_t(r)].index] = true;
+}
+
+// Index of each head's newest key (the current token), or npos for an empty head.
+size_t newest(const HeadCache& h) {
+  if (h.position.empty()) return size_t(-1);
+  return size_t(std::max_element(h.position.begin(), h.position.end()) - h.position.begin());
+}
+
+}  // namespace
+
+std::string to_string(PolicyKind kind) {
+  switch (kind) {
+    case PolicyKind::Full: return "full";
+    case PolicyKind::FpaCertified: return "fpa-certified";
+    case PolicyKind::Budget: return "budget";
+    case PolicyKind::Window: return "window";
+  }
+  return "?";
+}
+
+PolicyKind parse_policy(const std::string& name) {
+  if (name == "full") return PolicyKind::Full;
+  if (name == "fpa-certified" || name == "certified") return PolicyKind::FpaCertified;
+  if (name == "budget") return PolicyKind::Budget;
+  if (name == "window") return PolicyKind::Window;
+  throw std::invalid_argument(
+      fmt::format("unknown cache policy '{}' (full, fpa-certified, budget, window)", name));
+}
+
+void PolicyConfig::validate() const {
+  if (!(epsilon > 0 && epsilon < 1)) throw std::invalid_argument("policy: epsilon must be in (0, 1)");
+  if (!(budget > 0 && budget <= 1)) throw std::invalid_argument("policy: budget must be in (0, 1]");
+  if (sinks < 0) throw std::invalid_argument("policy: sinks must be >= 0");
+  if (window < 0) throw std::invalid_argument("policy: window must be >= 0");
+}
+
+double certified_threshold(double r, int64_t n, double epsilon) {
+  return -(2.0 * r + std::log(double(n) / epsilon));
+}
+
+std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
+                                           const std::vector<HeadCache>& heads, int64_t query,
+                                           int64_t final_length) {
+  config.validate();
+  std::vector<std::vector<bool>> keep(heads.size());
+  for (size_t h = 0; h < heads.size(); ++h) {
+    if (heads[h].bias.size() != heads[h].position.size())
+      throw std::invalid_argument("policy: bias and position sizes differ");
+    keep[h].assign(heads[h].position.size(), config.kind == PolicyKind::Full);
+  }
+  const int64_t full = query + 1;  // keys a full cache holds per head
+  switch (config.kind) {
+    case PolicyKind::Full:
+      break;
+    case PolicyKind::FpaCertified:
+      for (size_t h = 0; h < heads.size(); ++h) {
+        const double t = certified_threshold(heads[h].r, full, config.epsilon);
+        for (size_t j = 0; j < heads[h].bias.size(); ++j) keep[h][j] = heads[h].bias[j] >= t;
+      }
+      break;
+    case PolicyKind::Budget: {
+      // Every head keeps its newest key; the rest compete for the remaining capacity.
+      std::vector<std::vector<Ref>> pools(config.per_head ? heads.size() : 1);
+      int64_t forced = 0;
+      for (size_t h = 0; h < heads.size(); ++h) {
+        const size_t top = newest(heads[h]);
+        if (top != size_t(-1)) { keep[h][top] = true; ++forced; }
+        auto& pool = pools[config.per_head ? h : 0];
+        for (size_t j = 0; j < heads[h].bias.size(); ++j)
+          if (j != top) pool.push_back({h, j, heads[h].bias[j], heads[h].position[j]});
+      }
+      if (config.per_head) {
+        for (auto& pool : pools) keep_best(pool, capacity(config.budget, full) - 1, keep);
+      } else {
+        keep_best(pools[0], capacity(config.budget, full * int64_t(heads.size())) - forced, keep);
+      }
+      break;
+    }
+    case PolicyKind::Window: {
+      const int64_t w = config.window > 0
+                            ? config.window
+                            : std::max<int64_t>(1, capacity(config.budget, final_length) - config.sinks);
+      for (size_t h = 0; h < heads.size(); ++h)
+        for (size_t j = 0; j < heads[h].position.size(); ++j) {
+          const int64_t p = heads[h].position[j];
+          keep[h][j] = p < config.sinks || p > query - w;
+        }
+      break;
+    }
+  }
+  return keep;
+}
+
+double occupancy(const std::vector<HeadCache>& heads, int64_t query) {
+  if (heads.empty()) return 0.0;
+  size_t kept = 0;
+  for (const auto& h : heads) kept += h.position.size();
+  return double(kept) / (double(heads.size()) * double(query + 1));
+}
+
+}  // namespace fpa::passkey

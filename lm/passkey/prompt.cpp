@@ -1,0 +1,107 @@
+#include "lm/passkey/prompt.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace fpa::passkey {
+namespace {
+
+std::string key_sentence(const std::string& key) {
+  return fmt::format("The pass key is {}. Remember it. {} is the pass key. ", key, key);
+}
+
+// Positions in `text` right after a sentence end (". " / "! " / "? "), 0 included.
+std::vector<int64_t> sentence_starts(const std::string& text) {
+  std::vector<int64_t> starts = {0};
+  for (size_t i = 1; i < text.size(); ++i) {
+    const char c = text[i - 1];
+    if (text[i] == ' ' && (c == '.' || c == '!' || c == '?')) starts.push_back(int64_t(i) + 1);
+  }
+  return starts;
+}
+
+}  // namespace
+
+int64_t PromptConfig::fixed_bytes() const {
+  return int64_t(instruction.size() + key_sentence(std::string(key_digits, '0')).size() +
+                 question.size()) + key_digits;
+}
+
+void PromptConfig::validate() const {
+  if (key_digits < 1 || key_digits > 18)
+    throw std::invalid_argument("passkey: key length must be in [1, 18] digits");
+  if (filler.empty()) throw std::invalid_argument("passkey: the filler text is empty");
+}
+
+std::string random_key(int digits, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> first(1, 9), rest(0, 9);
+  std::string key(1, char('0' + first(rng)));
+  for (int d = 1; d < digits; ++d) key += char('0' + rest(rng));
+  return key;
+}
+
+Prompt make_prompt(const PromptConfig& config, int64_t length, double depth,
+                   const std::string& key) {
+  config.validate();
+  if (int(key.size()) != config.key_digits)
+    throw std::invalid_argument("passkey: key has the wrong number of digits");
+  if (!(depth >= 0.0 && depth <= 1.0)) throw std::invalid_argument("passkey: depth must be in [0, 1]");
+  const int64_t filler_bytes = length - config.fixed_bytes();
+  if (filler_bytes < 0)
+    throw std::invalid_argument(fmt::format(
+        "passkey: length {} is shorter than the prompt's fixed parts ({} bytes)", length,
+        config.fixed_bytes()));
+
+  // The filler stream: the filler text repeated, cut to exactly filler_bytes.
+  std::string stream;
+  while (int64_t(stream.size()) < filler_bytes) stream += config.filler;
+  stream.resize(size_t(filler_bytes));
+
+  // Insert the key at the sentence boundary nearest to the requested depth.
+  const double target = depth * double(filler_bytes);
+  int64_t cut = 0;
+  for (int64_t s : sentence_starts(stream))
+    if (std::abs(double(s) - target) < std::abs(double(cut) - target)) cut = s;
+  if (std::abs(double(filler_bytes) - target) < std::abs(double(cut) - target)) cut = filler_bytes;
+
+  Prompt p;
+  p.key = key;
+  p.depth = depth;
+  p.text = config.instruction + stream.substr(0, size_t(cut));
+  p.key_position = int64_t(p.text.size());
+  p.text += key_sentence(key) + stream.substr(size_t(cut)) + config.question;
+  p.answer_start = int64_t(p.text.size());
+  p.text += key;
+  if (int64_t(p.text.size()) != length) throw std::logic_error("passkey: prompt length mismatch");
+  return p;
+}
+
+std::vector<double> spread_depths(int k) {
+  if (k < 1) throw std::invalid_argument("passkey: need at least one depth");
+  if (k == 1) return {0.5};
+  std::vector<double> d;
+  for (int i = 0; i < k; ++i) d.push_back(double(i) / double(k - 1));
+  return d;
+}
+
+std::string read_filler_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("cannot read filler file '{}'", path));
+  std::string word, text;
+  while (in >> word) text += word + " ";
+  if (text.empty()) throw std::runtime_error(fmt::format("filler file '{}' holds no text", path));
+  return text;
+}
+
+std::vector<int64_t> to_tokens(const std::string& text) {
+  std::vector<int64_t> t;
+  t.reserve(text.size());
+  for (unsigned char c : text) t.push_back(int64_t(c));
+  return t;
+}
+
+}  // namespace fpa::passkey

@@ -1,0 +1,59 @@
+// Passkey prompts (SPEC section 6), byte-level.
+//
+//   <instruction> <filler ...> <key sentence> <filler ...> <question> NNNNN
+//
+// The whole sequence, answer digits included, is exactly `length` bytes: the filler (a text
+// repeated as often as needed) fills what the fixed parts leave. The key sentence is inserted at
+// the filler sentence boundary nearest to `depth` (0 = right after the instruction, 1 = right
+// before the question). The question ends with a space, so the answer is the next key_digits
+// bytes, which greedy decoding must reproduce exactly.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace fpa::passkey {
+
+struct PromptConfig {
+  std::string instruction =
+      "There is an important info hidden inside a lot of irrelevant text. Find it and memorize "
+      "it. I will quiz you about the important information there. ";
+  std::string filler =
+      "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back "
+      "again. ";
+  std::string question = "What is the pass key? The pass key is ";
+  int key_digits = 5;
+
+  // Bytes taken by everything but the filler (instruction, key sentence, question, answer).
+  int64_t fixed_bytes() const;
+  void validate() const;  // throws std::invalid_argument
+};
+
+struct Prompt {
+  std::string text;        // the full sequence: prompt then the answer digits
+  std::string key;         // the digits
+  int64_t answer_start;    // text[answer_start, answer_start + key_digits) == key
+  int64_t key_position;    // byte offset of the key sentence
+  double depth;            // the requested depth in [0, 1]
+};
+
+// A random key of `digits` digits, first digit non-zero.
+std::string random_key(int digits, std::mt19937_64& rng);
+
+// The prompt of exactly `length` bytes with `key` at `depth`. Throws std::invalid_argument when
+// length < fixed_bytes() or depth is outside [0, 1].
+Prompt make_prompt(const PromptConfig& config, int64_t length, double depth, const std::string& key);
+
+// Depths spread over the prompt: k evenly spaced values from 0 to 1 (k = 1 gives 0.5).
+std::vector<double> spread_depths(int k);
+
+// Reads a filler text from a file (whitespace runs collapsed, a trailing space added); throws
+// std::runtime_error when the file is missing or holds no text.
+std::string read_filler_file(const std::string& path);
+
+// Bytes as token ids (0..255).
+std::vector<int64_t> to_tokens(const std::string& text);
+
+}  // namespace fpa::passkey

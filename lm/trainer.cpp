@@ -1,0 +1,189 @@
+#include "lm/trainer.h"
+
+#include "experiments/atomic_file.h"
+#include "experiments/progress.h"
+#include "lm/checkpoint.h"
+#include "lm/corpus.h"
+#include "lm/data.h"
+#include "lm/evaluate.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace fpa::lm {
+
+const char* train_log_header() { return "step,tokens,train_loss,val_loss,lr,elapsed_s"; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// AdamW with weight decay on matrices (dim >= 2) only; norms and biases are not decayed.
+std::unique_ptr<torch::optim::AdamW> make_optimizer(LanguageModel& model, const TrainConfig& t) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (const auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto options = [&](double wd) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(wd));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, options(t.weight_decay));
+  groups.emplace_back(no_decay, options(0.0));
+  return std::make_unique<torch::optim::AdamW>(groups,
+                                               torch::optim::AdamWOptions(t.lr));
+}
+
+void set_lr(torch::optim::Optimizer& opt, double lr) {
+  for (auto& g : opt.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+}
+
+void check_options(const TrainOptions& o, int world) {
+  const auto& t = o.train;
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw std::runtime_error(what);
+  };
+  need(t.steps > 0 && t.batch > 0 && t.accum > 0, "steps, batch and accum must be positive");
+  need(t.batch % world == 0,
+       fmt::format("batch {} must be divisible by the number of ranks {}", t.batch, world));
+  need((t.batch / world) % t.accum == 0,
+       fmt::format("per-rank batch {} must be divisible by accum {}", t.batch / world, t.accum));
+  need(o.model.vocab_size == 256,
+       fmt::format("this suite's tokenizer is byte-level (256 tokens); the model has vocab_size {} "
+                   "(the paper preset needs a sub-word tokenizer, see lm/README.md)",
+                   o.model.vocab_size));
+}
+
+void write_log(const std::string& out_dir, const TrainProgress& p) {
+  write_file_atomic((fs::path(out_dir) / "log.csv").string(),
+                    std::string(train_log_header()) + "\n" + p.log_rows);
+}
+
+}  // namespace
+
+TrainOutcome train(const TrainOptions& o, Communicator& comm) {
+  const int rank = comm.rank(), world = comm.world_size();
+  const bool lead = rank == 0;
+  check_options(o, world);
+  const auto& t = o.train;
+  const int64_t context = o.model.context;
+
+  const auto corpus = load_corpus(o.corpus_dir);
+  WindowSampler sampler(token_stream(corpus.train), context + 1, o.seed);
+  const auto val_windows = leading_windows(token_stream(corpus.validation), context + 1,
+                                           t.val_windows);
+
+  torch::manual_seed(o.seed);
+  LanguageModel model(o.model);
+  auto optimizer = make_optimizer(model, t);
+
+  TrainProgress progress;
+  progress.preset = o.preset_name;
+  const auto ckpt = checkpoint_path(o.out_dir);
+  if (fs::exists(ckpt)) {
+    if (!o.resume)
+      throw std::runtime_error(fmt::format(
+          "'{}' already holds a run; pass --resume to continue it or choose another --out-dir",
+          o.out_dir));
+    ModelConfig saved;
+    progress = read_checkpoint_progress(ckpt, &saved);
+    if (config_to_text(saved) != config_to_text(o.model))
+      throw std::runtime_error(fmt::format(
+          "checkpoint '{}' was written for another model configuration:\n{}", ckpt,
+          config_to_text(saved)));
+    load_checkpoint_state(ckpt, model, optimizer.get());
+    sampler.set_state(progress.sampler_state);
+    if (lead) std::cerr << fmt::format("resuming {} at step {}\n", o.out_dir, progress.step);
+  }
+  if (lead) fs::create_directories(o.out_dir);
+
+  TrainOutcome out;
+  out.params = model->parameter_count();
+  const int64_t per_rank = t.batch / world, micro = per_rank / t.accum;
+  std::vector<torch::Tensor> params = model->parameters();
+  Progress bar(fmt::format("lm-train {}", to_string(o.model.kind)), t.steps, "step");
+  const auto wall_start = Clock::now();
+  const double elapsed_before = progress.elapsed_s;
+  double last_val = std::nan("");
+
+  for (int64_t step = progress.step; step < t.steps; ++step) {
+    const auto step_start = Clock::now();
+    const auto rows = sampler.next_batch(t.batch).narrow(0, rank * per_rank, per_rank);
+    optimizer->zero_grad();
+    auto loss_sum = torch::zeros({1});
+    for (int64_t a = 0; a < t.accum; ++a) {
+      const auto loss = model->loss(rows.narrow(0, a * micro, micro)) / double(t.accum);
+      loss.backward();
+      loss_sum += loss.detach();
+    }
+    std::vector<at::Tensor> to_reduce;
+    for (auto& p : params) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      to_reduce.push_back(p.grad());
+    }
+    to_reduce.push_back(loss_sum);
+    comm.all_reduce_mean(to_reduce);
+    double train_loss = loss_sum.item<double>();
+    if (step + 1 == o.fault_nan_at_step) train_loss = std::nan("");
+    if (!std::isfinite(train_loss)) {
+      out.diverged = true;
+      out.steps_done = step;
+      out.message = fmt::format(
+          "training loss is {} at step {}; stopped. The last good checkpoint is {} (step {})",
+          train_loss, step + 1, fs::exists(ckpt) ? ckpt : std::string("(none yet)"),
+          fs::exists(ckpt) ? read_checkpoint_progress(ckpt, nullptr).step : 0);
+      return out;
+    }
+    if (t.clip > 0) torch::nn::utils::clip_grad_norm_(params, t.clip);
+    const double lr = learning_rate(t, step);
+    set_lr(*optimizer, lr);
+    optimizer->step();
+    progress.step = step + 1;
+    progress.tokens += t.batch * context;
+    progress.train_time_s += seconds_since(step_start);
+
+    std::string val_cell;
+    if (lead && (progress.step % t.val_every == 0 || progress.step == t.steps)) {
+      model->eval();
+      last_val = mean_window_loss(model, val_windows, t.batch);
+      model->train();
+      val_cell = fmt::format("{:.6f}", last_val);
+    }
+    progress.elapsed_s = elapsed_before + seconds_since(wall_start);
+    progress.log_rows += fmt::format("{},{},{:.6f},{},{:.6g},{:.3f}\n", progress.step,
+                                     progress.tokens, train_loss, val_cell, lr,
+                                     progress.elapsed_s);
+    if (lead && o.show_progress)
+      bar.update(progress.step,
+                 fmt::format("loss {:.4f} {:.0f} tok/s", train_loss,
+                             progress.tokens / std::max(1e-9, progress.train_time_s)));
+    if (progress.step == o.stop_after_steps) {  // tests: as if killed here
+      out.steps_done = progress.step;
+      return out;
+    }
+    if (lead && (progress.step % t.checkpoint_every == 0 || progress.step == t.steps)) {
+      progress.sampler_state = sampler.state();
+      save_checkpoint(ckpt, model, *optimizer, progress);
+      write_log(o.out_dir, progress);
+    }
+  }
+  if (lead && o.show_progress) bar.finish();
+  comm.barrier();  // every rank ends after the final checkpoint exists
+  out.steps_done = progress.step;
+  out.final_val_loss = last_val;
+  out.tokens_per_s = progress.tokens / std::max(1e-9, progress.train_time_s);
+  return out;
+}
+
+}  // namespace fpa::lm

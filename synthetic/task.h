@@ -1,0 +1,56 @@
+// A target-set task as data: a table of token types, each with a ground-truth field increment,
+// a sampling weight and optional level constraints. The three tasks of SPEC section 4 (dips,
+// brackets, erase) are such tables (synthetic/tasks/*.task, also built in); a user defines a new
+// task by writing one more file.
+//
+// File format (one item per line, `#` starts a comment):
+//   task <name>
+//   type <name> <increment> <weight> [min_level=<L>] [max_level=<L>]
+// The ground-truth field is the walk of the increments, starting at level 0 before the first
+// token. A type is drawn only where the level AFTER it stays within [min_level, max_level];
+// among the allowed types the draw is proportional to the weights.
+#pragma once
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fpa::synthetic {
+
+struct TokenType {
+  std::string name;
+  double increment = 0;
+  double weight = 1;
+  double min_level = -std::numeric_limits<double>::infinity();
+  double max_level = std::numeric_limits<double>::infinity();
+
+  bool allowed_from(double level) const {
+    const double next = level + increment;
+    return next >= min_level && next <= max_level;
+  }
+};
+
+struct Task {
+  std::string name;
+  std::vector<TokenType> types;
+};
+
+// A bad task file: the message is one line, "<file>:<line>: <problem>".
+struct TaskFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Parses task text; `source` names it in error messages (a path, or "builtin:<name>").
+Task parse_task(const std::string& text, const std::string& source);
+Task load_task_file(const std::string& path);
+
+// The built-in tables: the same text as synthetic/tasks/<name>.task.
+const std::vector<std::string>& builtin_task_names();
+const std::string& builtin_task_text(const std::string& name);  // throws on unknown names
+Task builtin_task(const std::string& name);
+
+// A built-in name, or a path to a task file (anything containing '/' or ending in ".task").
+Task resolve_task(const std::string& name_or_path);
+
+}  // namespace fpa::synthetic

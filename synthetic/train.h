@@ -1,0 +1,75 @@
+// One training run of the one-layer model on a target-set task, and its held-out metrics.
+//
+// Training: MSE on every position, fresh random sequences each step, AdamW with linear warm-up
+// and cosine decay to `lr_final` x lr. Metrics (SPEC section 4) on fixed held-out sequences of
+// the training length n and of 2n: target mass (mean over queries of the attention mass on S_i;
+// head mean and best head) and normalised MSE (MSE / variance of y). A run converges when
+// mass >= 0.9 and normalised MSE <= 0.1 at n.
+#pragma once
+
+#include "model.h"
+#include "task.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fpa::synthetic {
+
+struct RunConfig {
+  Task task;
+  ModelConfig model;  // num_types is filled from the task
+  int64_t n = 64;
+  int64_t batch = 32;
+  int64_t steps = 1000;
+  double lr = 1e-2;
+  int64_t warmup = 100;
+  double lr_final = 0.1;  // final learning rate as a fraction of lr
+  double weight_decay = 0.01;
+  int64_t eval_every = 50;
+  int64_t eval_seqs = 256;
+  uint64_t seed = 0;
+};
+
+// Everything that determines a run's result, as one canonical line: the sweep compares it with
+// the line stored in a run's CSV to decide whether the run can be skipped.
+std::string config_key(const RunConfig& c);
+
+double learning_rate(const RunConfig& c, int64_t step);  // step 0-based
+
+struct Metrics {
+  double mass = 0;       // head mean
+  double mass_best = 0;  // best head
+  double nmse = 0;
+  double mse = 0;
+};
+
+inline bool converged(const Metrics& m) { return m.mass >= 0.9 && m.nmse <= 0.1; }
+
+struct CurvePoint {
+  int64_t step = 0;    // optimiser steps taken
+  double lr = 0;
+  double loss = 0;     // mean training loss since the previous point (NaN at step 0)
+  Metrics held_out;    // at n
+};
+
+struct RunResult {
+  std::vector<CurvePoint> curve;
+  Metrics final_n, final_2n;
+  int64_t steps_to_converge = -1;  // first curve step that met the criterion at n; -1: never
+  double wall_s = 0;
+};
+
+struct Batch;
+Metrics evaluate(TargetSetModel& model, const Batch& data);
+
+// Trains and evaluates. `on_step(step, loss)` is called after every optimiser step (progress).
+// Throws std::runtime_error when the loss stops being finite.
+RunResult train_run(const RunConfig& c, TargetSetModel& model,
+                    const std::function<void(int64_t, double)>& on_step = {});
+
+// Held-out data of a run (fixed by the seed, disjoint stream from training).
+Batch held_out(const RunConfig& c, int64_t n);
+
+}  // namespace fpa::synthetic

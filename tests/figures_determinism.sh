@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Determinism of the reporting pipeline (issue 8): the figure script run twice on the same CSVs
+# writes identical tables (timing columns excepted) and identical figures; a tiny synthetic sweep
+# run twice gives identical tables; the verdict rules give the expected verdicts on the fixture;
+# and a results/ tree with no CSVs reports every study as "not run" without crashing.
+# Usage: figures_determinism.sh <repo-root> [<bin-dir>]
+set -euo pipefail
+repo=$1
+bin=${2:-}
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make_all() { "$py" "$repo/paper_figures/make_all.py" --results "$1" >"$1.log" 2>&1 || { cat "$1.log"; exit 1; }; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# 1. Fixture CSVs (every study's format), twice.
+for run in a b; do
+  cp -r "$repo/tests/fixtures/figures/results" "$tmp/$run"
+  make_all "$tmp/$run"
+done
+"$py" "$repo/paper_figures/compare_tables.py" "$tmp/a/figures" "$tmp/b/figures" || fail "tables differ between two runs"
+for png in "$tmp"/a/figures/*.png; do
+  cmp -s "$png" "$tmp/b/figures/$(basename "$png")" || fail "figure $(basename "$png") differs between two runs"
+  [[ -s ${png%.png}.pdf ]] || fail "no PDF next to $(basename "$png")"
+done
+n_png=$(ls "$tmp"/a/figures/*.png | wc -l)
+[[ $n_png -ge 8 ]] || fail "expected at least 8 figures from the fixture, got $n_png"
+echo "ok   fixture: tables and $n_png figures identical across two runs"
+
+# 2. Verdict rules on the fixture: C1, C2, C4, C5, C6 hold there; C3's theorem has a failing row.
+claims="$tmp/a/figures/claims.md"
+for c in C1 C2 C4 C5 C6; do
+  grep -q "^| $c |.*| \*\*reproduced\*\* |$" "$claims" || fail "$c: expected 'reproduced' on the fixture"
+done
+grep -q "^| C3 |.*| \*\*not reproduced\*\* |$" "$claims" || fail "C3: expected 'not reproduced' on the fixture"
+echo "ok   fixture: verdicts follow the documented rules"
+
+# 3. No CSVs at all: every study "not run", every claim "not tested", no crash.
+mkdir -p "$tmp/empty"
+make_all "$tmp/empty"
+[[ $(grep -c "| not run |" "$tmp/empty/REPORT.md") -eq 5 ]] || fail "empty results: studies not all 'not run'"
+[[ $(grep -c "not tested at this scale\*\* |" "$tmp/empty/REPORT.md") -eq 6 ]] || fail "empty results: claims not all 'not tested'"
+echo "ok   empty results: 5 studies not run, 6 claims not tested"
+
+# 4. A tiny real synthetic sweep, twice (when the executables are built).
+if [[ -n $bin && -x $bin/synthetic-sweep && -x $bin/synthetic-run ]]; then
+  for run in sa sb; do
+    mkdir -p "$tmp/$run/synthetic"
+    "$bin/synthetic-sweep" --tasks dips,erase --models softmax,fox,fpa --fpa-grads exact --seeds 1 \
+      --steps 4 --n 8 --batch 4 --eval-every 2 --eval-seqs 4 --threads 1 \
+      --out-dir "$tmp/$run/synthetic" --out "$tmp/$run/synthetic/summary.csv" >"$tmp/$run.sweep.log" 2>&1 \
+      || { cat "$tmp/$run.sweep.log"; fail "synthetic-sweep failed"; }
+    make_all "$tmp/$run"
+  done
+  "$py" "$repo/paper_figures/compare_tables.py" "$tmp/sa/figures" "$tmp/sb/figures" || fail "sweep tables differ"
+  echo "ok   tiny synthetic sweep: tables identical across two runs"
+else
+  echo "skip tiny synthetic sweep: no synthetic-sweep in '${bin:-<none>}'"
+fi
+echo PASS

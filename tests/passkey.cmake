@@ -1,0 +1,14 @@
+# Passkey area tests (lm/passkey, lm/decode). Prompts and policies are pure logic; the decoding
+# test compares token-by-token decoding with the full forward pass on a tiny random model.
+if(NOT TARGET fpa_passkey_core AND EXISTS ${CMAKE_SOURCE_DIR}/lm/passkey/CMakeLists.txt)
+  # lm/CMakeLists.txt adds lm/passkey; until it does, add it from here.
+  add_subdirectory(${CMAKE_SOURCE_DIR}/lm/passkey ${CMAKE_BINARY_DIR}/lm/passkey)
+endif()
+if(TARGET fpa_passkey_core)
+  fpa_test(test_passkey_logic test_passkey_prompt.cpp test_passkey_policy.cpp)
+  target_link_libraries(test_passkey_logic PRIVATE fpa_passkey_core)
+endif()
+if(TARGET fpa_passkey)
+  fpa_test(test_passkey_decode test_passkey_decode.cpp)
+  target_link_libraries(test_passkey_decode PRIVATE fpa_passkey)
+endif()

@@ -1,0 +1,125 @@
+// The fused CPU kernels against the float64 reference: outputs and gradients of q, k, v and
+// the gate, for every variant and both FPA backward modes, over shapes that stress the tiling
+// (n = 1, n not a multiple of the tile, several tiles) and fields with ties and flat or
+// monotone stretches.
+#include "test_fused_support.h"
+
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+namespace fpa::testing {
+namespace {
+
+struct Case {
+  Variant variant;
+  MinGrad min_grad;
+  Field field;
+};
+
+std::string case_name(const Case& c) {
+  std::string s = to_string(c.variant);
+  if (c.variant == Variant::Fpa)
+    s += c.min_grad == MinGrad::Exact ? "_exact" : "_straight_through";
+  if (c.variant != Variant::Softmax) s += std::string("_") + name(c.field);
+  return s;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases{{Variant::Softmax, MinGrad::Exact, Field::Random}};
+  for (Field f : {Field::Random, Field::Integer, Field::Flat, Field::Increasing,
+                  Field::Decreasing}) {
+    cases.push_back({Variant::Fox, MinGrad::Exact, f});
+    cases.push_back({Variant::Fpa, MinGrad::Exact, f});
+    cases.push_back({Variant::Fpa, MinGrad::StraightThrough, f});
+  }
+  return cases;
+}
+
+class FusedMatchesReference : public ::testing::TestWithParam<Case> {};
+
+// (batch, heads, n, d, tile): tile 8 and 16 give several tiles at small n.
+const std::vector<std::tuple<Shape, int64_t>> kShapes{
+    {{1, 1, 1, 16}, 16},  {{1, 1, 1, 1}, 64},   {{2, 3, 5, 1}, 16},  {{1, 2, 37, 16}, 8},
+    {{2, 1, 64, 16}, 16}, {{1, 1, 100, 64}, 16}, {{1, 2, 70, 64}, 64}, {{3, 2, 33, 1}, 8},
+};
+
+TEST_P(FusedMatchesReference, OutputsAndGradients) {
+  const Case c = GetParam();
+  uint64_t seed = 1;
+  for (const auto& [shape, tile] : kShapes) {
+    const Inputs in = make_inputs(shape, c.variant, c.field, seed++);
+    AttentionOptions ref{c.variant, Impl::Reference, c.min_grad, 1.0, 0.0};
+    // A temperature other than 1 checks that tau is used consistently.
+    if (c.min_grad == MinGrad::StraightThrough) ref.st_temperature = 0.7;
+    const Result want = run(in, ref, at::kDouble);
+    AttentionOptions fused = ref;
+    fused.impl = Impl::Fused;
+    for (auto dtype : {at::kDouble, at::kFloat}) {
+      const Errors e = compare(run(in, fused, dtype, tile), want, dtype);
+      EXPECT_LE(e.worst(), tolerance(dtype))
+          << "shape (" << shape.batch << "," << shape.heads << "," << shape.n << ","
+          << shape.d << ") tile " << tile << " dtype " << c10::toString(dtype) << ": "
+          << e.str();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, FusedMatchesReference, ::testing::ValuesIn(all_cases()),
+                         [](const auto& info) { return case_name(info.param); });
+
+TEST(Fused, EntryPointDispatchesToFused) {
+  const Inputs in = make_inputs({1, 2, 40, 8}, Variant::Fpa, Field::Integer, 7);
+  AttentionOptions o{Variant::Fpa, Impl::Fused, MinGrad::Exact, 1.0, 0.0};
+  auto via_entry = attention(in.q, in.k, in.v, in.gate, o);
+  auto direct = fused_attention_cpu(in.q, in.k, in.v, in.gate, o);
+  EXPECT_TRUE(at::equal(via_entry, direct));
+  o.impl = Impl::Reference;
+  EXPECT_LE(rel_error(via_entry, attention(in.q, in.k, in.v, in.gate, o), 1e-6), 1e-10);
+}
+
+TEST(Fused, ExplicitScaleAndNonContiguousInputs) {
+  // (B, N, H, D) tensors transposed to (B, H, N, D), as a model produces them.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  const auto o = at::TensorOptions().dtype(at::kDouble);
+  auto q = at::randn({2, 30, 3, 8}, gen, o).transpose(1, 2);
+  auto k = at::randn({2, 30, 3, 8}, gen, o).transpose(1, 2);
+  auto v = at::randn({2, 30, 3, 8}, gen, o).transpose(1, 2);
+  auto gate = at::cumsum(at::randn({2, 3, 30}, gen, o), -1);
+  for (Variant var : {Variant::Softmax, Variant::Fox, Variant::Fpa}) {
+    AttentionOptions opts{var, Impl::Reference, MinGrad::Exact, 1.0, 0.3};
+    auto g = var == Variant::Fox ? at::log_sigmoid(gate) : gate;
+    auto want = attention(q, k, v, g, opts);
+    opts.impl = Impl::Fused;
+    EXPECT_LE(rel_error(fused_attention_cpu(q, k, v, g, opts, 8), want, 1e-6), 1e-10)
+        << to_string(var);
+  }
+}
+
+TEST(Fused, SameResultForAnyThreadCount) {
+  // The backward splits query blocks into per-chunk slots when heads are few; results must
+  // not depend on how many threads ran (up to the fixed summation order of the slots).
+  const Inputs in = make_inputs({1, 1, 200, 16}, Variant::Fpa, Field::Integer, 11);
+  AttentionOptions opts{Variant::Fpa, Impl::Fused, MinGrad::StraightThrough, 1.0, 0.0};
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  const Result one = run(in, opts, at::kDouble, 16);
+  at::set_num_threads(2);
+  const Result two = run(in, opts, at::kDouble, 16);
+  at::set_num_threads(before);
+  EXPECT_LE(compare(two, one, at::kDouble).worst(), 1e-12);
+}
+
+TEST(Fused, GradientsOnlyWhereRequested) {
+  const Inputs in = make_inputs({1, 1, 20, 4}, Variant::Fox, Field::Random, 5);
+  auto q = in.q.clone().requires_grad_(true);
+  AttentionOptions opts{Variant::Fox, Impl::Fused, MinGrad::Exact, 1.0, 0.0};
+  auto out = attention(q, in.k, in.v, in.gate, opts);
+  out.sum().backward();
+  ASSERT_TRUE(q.grad().defined());
+  EXPECT_FALSE(in.k.grad().defined());
+}
+
+}  // namespace
+}  // namespace fpa::testing

@@ -1,0 +1,130 @@
+// Incremental decoding (lm/decode.h) equals the full forward pass; eviction through a policy
+// changes outputs by no more than the T5 bound allows; a passkey prompt runs under every policy.
+#include "lm/decode.h"
+#include "lm/model.h"
+#include "lm/passkey/evaluate.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+using namespace fpa;
+using namespace fpa::lm;
+
+namespace {
+
+// A tiny random model. The gate projections get large weights so that FPA's field goes up and
+// down (non-monotone: FPA differs from FoX) and FoX's gates vary.
+LanguageModel tiny_model(AttentionKind kind, at::ScalarType dtype, double gate_std = 1.0) {
+  torch::manual_seed(7);
+  ModelConfig c;
+  c.kind = kind;
+  c.hidden = 32;
+  c.heads = 4;
+  c.layers = 2;
+  c.context = 64;
+  LanguageModel m(c);
+  torch::NoGradGuard g;
+  for (auto& b : m->blocks)
+    if (b->attn->gate_proj) {
+      b->attn->gate_proj->weight.normal_(0.0, gate_std);
+      b->attn->gate_proj->bias.normal_(0.0, 0.5);
+    }
+  m->to(dtype);
+  m->eval();
+  return m;
+}
+
+at::Tensor random_tokens(int64_t n) { return at::randint(0, 256, {n}, at::kLong); }
+
+const AttentionKind kKinds[] = {AttentionKind::Fpa, AttentionKind::Fox, AttentionKind::Transformer,
+                                AttentionKind::SoftmaxNope};
+
+}  // namespace
+
+// Tolerance: 1e-9 in float64 (the two paths sum in different orders), 2e-4 in float32.
+TEST(PasskeyDecode, TokenByTokenEqualsFullForward) {
+  for (auto dtype : {at::kDouble, at::kFloat}) {
+    const double tol = dtype == at::kDouble ? 1e-9 : 2e-4;
+    for (auto kind : kKinds) {
+      auto model = tiny_model(kind, dtype);
+      const auto tokens = random_tokens(48);
+      at::Tensor full;
+      {
+        torch::NoGradGuard g;
+        full = model->forward(tokens.unsqueeze(0))[0];
+      }
+      IncrementalDecoder dec(model);
+      std::vector<at::Tensor> rows;
+      for (int64_t t = 0; t < tokens.size(0); ++t) rows.push_back(dec.step(tokens.slice(0, t, t + 1)));
+      const double err = (at::cat(rows, 0) - full).abs().max().item<double>();
+      EXPECT_LT(err, tol) << to_string(kind) << " " << c10::toString(dtype);
+      // Chunks of uneven sizes give the same logits.
+      dec.reset();
+      rows.clear();
+      for (int64_t s = 0; s < tokens.size(0); s += 11) rows.push_back(dec.step(tokens.slice(0, s, std::min<int64_t>(s + 11, 48))));
+      EXPECT_LT((at::cat(rows, 0) - full).abs().max().item<double>(), tol) << to_string(kind);
+      EXPECT_EQ(dec.cached_entries(), 48 * 2 * 4);
+    }
+  }
+}
+
+TEST(PasskeyDecode, ViewsReportBiasesOfTheCache) {
+  auto model = tiny_model(AttentionKind::Fpa, at::kDouble);
+  const auto tokens = random_tokens(20);
+  IncrementalDecoder dec(model);
+  dec.step(tokens);
+  const auto views = dec.views();
+  ASSERT_EQ(views.size(), 8u);
+  // The bias of the first layer's keys at the last query, against the operator's bias matrix.
+  auto& a = *model->blocks[0]->attn;
+  torch::NoGradGuard g;
+  auto x = model->blocks[0]->attn_norm(model->embed(tokens.unsqueeze(0)));
+  auto bias = fpa::fpa_bias(a.operator_gate(a.token_gate(x)))[0];  // (H, N, N)
+  for (int h = 0; h < 4; ++h) {
+    ASSERT_EQ(views[size_t(h)].position.size(), 20u);
+    EXPECT_GT(views[size_t(h)].r, 0.0);
+    for (int j = 0; j < 20; ++j)
+      EXPECT_NEAR(views[size_t(h)].bias[size_t(j)], bias[h][19][j].item<double>(), 1e-9);
+  }
+}
+
+// Certified eviction with a small epsilon: entries are dropped, and the logits stay close to the
+// full cache's (T5 bounds each layer's attention output change by 2 epsilon V).
+TEST(PasskeyDecode, CertifiedEvictionDropsKeysAndKeepsOutputs) {
+  auto model = tiny_model(AttentionKind::Fpa, at::kDouble, 3.0);
+  const auto tokens = random_tokens(96);
+  IncrementalDecoder full(model), pruned(model);
+  passkey::PolicyConfig policy;
+  policy.kind = passkey::PolicyKind::FpaCertified;
+  policy.epsilon = 1e-6;
+  double worst = 0;
+  for (int64_t t = 0; t < 96; ++t) {
+    const auto a = full.step(tokens.slice(0, t, t + 1));
+    const auto b = pruned.step(tokens.slice(0, t, t + 1));
+    worst = std::max(worst, (a - b).abs().max().item<double>());
+    pruned.keep(passkey::select_keep(policy, pruned.views(), pruned.length() - 1, 96));
+  }
+  EXPECT_LT(pruned.cached_entries(), full.cached_entries() * 9 / 10);  // something was evicted
+  EXPECT_LT(worst, 1e-3);
+}
+
+// A whole passkey prompt under each policy on an untrained tiny model: the mechanics (answer
+// length, achieved occupancy), not the accuracy.
+TEST(PasskeyDecode, PromptUnderEveryPolicy) {
+  auto model = tiny_model(AttentionKind::Fpa, at::kFloat);
+  passkey::PromptConfig pc;
+  const auto prompt = passkey::make_prompt(pc, 600, 0.5, "12345");
+  IncrementalDecoder dec(model);
+  for (auto kind : {passkey::PolicyKind::Full, passkey::PolicyKind::FpaCertified,
+                    passkey::PolicyKind::Budget, passkey::PolicyKind::Window}) {
+    passkey::PolicyConfig policy;
+    policy.kind = kind;
+    policy.budget = 0.25;
+    const auto r = passkey::run_prompt(dec, prompt, policy, 64, 5);
+    EXPECT_EQ(r.generated.size(), 5u);
+    if (kind == passkey::PolicyKind::Full) EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
+    if (kind == passkey::PolicyKind::FpaCertified) EXPECT_LE(r.occupancy, 1.0);
+    if (kind == passkey::PolicyKind::Budget || kind == passkey::PolicyKind::Window)
+      EXPECT_NEAR(r.occupancy, 0.25, 0.01) << passkey::to_string(kind);
+  }
+}
