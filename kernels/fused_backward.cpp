@@ -17,6 +17,7 @@
 #include "fused_bias.h"
 #include "fused_gemm.h"
 #include "fused_kernels.h"
+#include "fused_math.h"
 
 #include <ATen/Parallel.h>
 
@@ -70,7 +71,7 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
       T* dq = a.dq + bh * n * d;
       T* dk = a.dk + (c * bhs + bh) * n * d;
       T* dvv = a.dv + (c * bhs + bh) * n * dv;
-      T* dgate = a.dgate ? a.dgate + (c * bhs + bh) * n : nullptr;
+      double* dgate = a.dgate ? a.dgate + (c * bhs + bh) * n : nullptr;
       for (int64_t qb = chunk_start(c, chunks, blocks); qb < chunk_start(c + 1, chunks, blocks);
            ++qb) {
         const int64_t i0 = qb * B, i1 = std::min(i0 + B, n), rows = i1 - i0;
@@ -97,7 +98,10 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
           for (int64_t r = 0; r < rows; ++r) {
             T* pr = prob.data() + r * B;
             const T* br = bias.data() + r * B;
-            for (int64_t c2 = 0; c2 < cols; ++c2) pr[c2] = std::exp(pr[c2] + br[c2] - lse[r]);
+            for (int64_t c2 = 0; c2 < cols; ++c2) pr[c2] += br[c2] - lse[r];
+            exp_inplace(pr, cols);
+            if (diagonal)  // above the diagonal: exactly zero
+              for (int64_t c2 = r + 1; c2 < cols; ++c2) pr[c2] = 0;
           }
           gemm_nt<T>(rows, cols, dv, T(1), doi, dv, v + j0 * dv, dv, T(0), ds.data(), B);
           for (int64_t r = 0; r < rows; ++r) {
@@ -120,9 +124,9 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
               col[c2] += dsr[c2];
               row += dsr[c2];
             }
-            if (p.variant == Variant::Fox) dgate[i0 + r] += T(row);
+            if (p.variant == Variant::Fox) dgate[i0 + r] += row;
           }
-          for (int64_t c2 = 0; c2 < cols; ++c2) dgate[j0 + c2] -= T(col[c2]);
+          for (int64_t c2 = 0; c2 < cols; ++c2) dgate[j0 + c2] -= col[c2];
           if (exact) {
             for (int64_t r = 0; r < rows; ++r) {
               const int64_t valid = diagonal ? r + 1 : cols;
@@ -136,7 +140,7 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
               for (int64_t c2 = 0; c2 < valid; ++c2) {
                 const T lz = logz[r * B + c2];
                 R = R * std::exp(lz - prev) + ds[r * B + c2];
-                dgate[j0 + c2] += std::exp(-gate[j0 + c2] * inv_tau - lz) * R;
+                dgate[j0 + c2] += double(std::exp(-gate[j0 + c2] * inv_tau - lz) * R);
                 prev = lz;
               }
               carry_r[r] = R;

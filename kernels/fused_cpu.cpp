@@ -81,14 +81,14 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
     auto dk = at::zeros({slots, p.batch, p.heads, p.n, p.d}, q.options());
     auto dv = at::zeros({slots, p.batch, p.heads, p.n, p.dv}, q.options());
     at::Tensor dgate;
-    if (gate.defined()) dgate = at::zeros({slots, p.batch, p.heads, p.n}, q.options());
+    if (gate.defined()) dgate = at::zeros({slots, p.batch, p.heads, p.n}, q.options().dtype(at::kDouble));
     if (p.n > 0) {
       AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "fused_attention_backward", [&] {
         fused::BackwardArgs<scalar_t> a{
             q.data_ptr<scalar_t>(),   k.data_ptr<scalar_t>(),    v.data_ptr<scalar_t>(),
             ptr_or_null<scalar_t>(gate), out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>(),
             dout.data_ptr<scalar_t>(), dq.data_ptr<scalar_t>(),   dk.data_ptr<scalar_t>(),
-            dv.data_ptr<scalar_t>(),  ptr_or_null<scalar_t>(dgate), slots};
+            dv.data_ptr<scalar_t>(),  ptr_or_null<double>(dgate), slots};
         fused::backward<scalar_t>(p, a);
       });
     }
@@ -99,6 +99,7 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
       dgate = reduce(dgate);
       // FoX: the kernel produced dLoss/dF; F = cumsum(log f) so d log f_t = sum_{s >= t} dF_s.
       if (var == Variant::Fox) dgate = dgate.flip(-1).cumsum(-1).flip(-1);
+      dgate = dgate.to(q.scalar_type());
     }
     return {dq, dk, dv, dgate, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
             at::Tensor()};

@@ -9,6 +9,7 @@
 #include "fused_bias.h"
 #include "fused_gemm.h"
 #include "fused_kernels.h"
+#include "fused_math.h"
 
 #include <ATen/Parallel.h>
 
@@ -56,8 +57,12 @@ void forward(const Problem& p, const ForwardArgs<T>& a) {
             mx = std::max(mx, sr[c]);
           }
           const T rescale = std::exp(row_max[r] - mx);  // 0 on the first tile
+          for (int64_t c = 0; c < cols; ++c) sr[c] -= mx;
+          exp_inplace(sr, cols);
+          if (t == qb)  // above the diagonal: exactly zero
+            for (int64_t c = r + 1; c < cols; ++c) sr[c] = 0;
           T sum = 0;
-          for (int64_t c = 0; c < cols; ++c) sum += (sr[c] = std::exp(sr[c] - mx));
+          for (int64_t c = 0; c < cols; ++c) sum += sr[c];
           row_sum[r] = row_sum[r] * rescale + sum;
           row_max[r] = mx;
           if (rescale != T(1)) {

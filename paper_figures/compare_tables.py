@@ -28,10 +28,10 @@ def without_timing(rows, timing):
 def main(a, b):
     try:
         with open(os.path.join(a, "tables.json")) as f:
-            manifest = json.load(f)
+            manifest = json.load(f)["tables"]
         with open(os.path.join(b, "tables.json")) as f:
-            manifest_b = json.load(f)
-    except (OSError, ValueError) as e:
+            manifest_b = json.load(f)["tables"]
+    except (OSError, ValueError, KeyError) as e:
         print(f"error: no tables.json: {e}", file=sys.stderr)
         return 1
     if sorted(manifest) != sorted(manifest_b):

@@ -56,6 +56,8 @@ def build(results, out):
         a = {c: common.mean([num(r[c]) for r in g]) for c in ("params", "train_tokens", "tokens_per_s",
                                                                "val_ppl", "test_ppl", "test_bpb")}
         a["runs"] = len(g)
+        a["steps"] = "/".join(sorted({r.get("steps", "") for r in g if r.get("steps")})) or "?"
+        a["min_grad"] = "/".join(sorted({r.get("min_grad", "") for r in g if r.get("min_grad")}))
         agg[k] = a
         table.add(k[0], style.label(k[1]), str(len(g)), f"{a['params'] / 1e6:.3f}M", f"{a['train_tokens'] / 1e6:.2f}M",
                   a["val_ppl"], a["test_ppl"], a["test_bpb"], f"{a['tokens_per_s']:.0f}")
@@ -81,8 +83,10 @@ def decide_c5(agg, claim, results):
     p = both[-1]
     fpa, fox = agg[(p, "fpa")], agg[(p, "fox")]
     diff = (fpa["test_ppl"] - fox["test_ppl"]) / fox["test_ppl"]
-    claim.setting = (f"preset '{p}': {fpa['params'] / 1e6:.2f}M parameters (FPA), "
-                     f"{fpa['train_tokens'] / 1e6:.2f}M training tokens, byte-level Brown corpus, "
+    steps = f"{fpa['steps']} steps, " if fpa["steps"] != "?" else ""
+    grad = f"FPA backward '{fpa['min_grad']}', " if fpa["min_grad"] else ""
+    claim.setting = (f"preset '{p}': {fpa['params'] / 1e6:.2f}M parameters (FPA), {steps}"
+                     f"{fpa['train_tokens'] / 1e6:.2f}M training tokens, byte-level Brown corpus, {grad}"
                      f"{fpa['runs']} FPA / {fox['runs']} FoX run(s)")
     claim.number = (f"test ppl FPA {fpa['test_ppl']:.3f} vs FoX {fox['test_ppl']:.3f} "
                     f"({diff:+.2%}); bpb {fpa['test_bpb']:.4f} vs {fox['test_bpb']:.4f}")

@@ -23,6 +23,20 @@ import theory  # noqa: E402
 FAMILIES = [("theory", theory), ("synthetic", synthetic), ("lm", lm), ("passkey", passkey), ("bench", kernels)]
 
 
+def remove_stale(out, written):
+    """Deletes outputs of the previous run that this run did not write (a figure whose CSVs have
+    gone must not linger), using the previous run's list in tables.json."""
+    try:
+        with open(os.path.join(out, "tables.json")) as f:
+            previous = json.load(f).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return
+    for name in set(previous) - set(written):
+        path = os.path.join(out, os.path.basename(name))
+        if os.path.isfile(path):
+            os.remove(path)
+
+
 def main(argv=None):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -53,8 +67,11 @@ def main(argv=None):
     for t in tables:
         t.write(out)
         manifest[t.name] = {"title": t.title, "timing_columns": t.timing}
+    written = sorted([t.name + ext for t in tables for ext in (".md", ".tex")] +
+                     [png[:-4] + ext for s in sections for png, _ in s.figures for ext in (".png", ".pdf")])
+    remove_stale(out, written)
     with open(os.path.join(out, "tables.json"), "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
+        json.dump({"tables": manifest, "files": written}, f, indent=1, sort_keys=True)
         f.write("\n")
     report.write(results, report_path, sections, claims, errors)
     print(f"make_all: wrote {len(tables)} tables and "

@@ -23,11 +23,18 @@ C6_RULE = (f"reproduced iff some compressed-cache policy gives FPA accuracy 1.0 
            "not tested otherwise.")
 
 
-def policy_name(policy, budget):
-    b = num(budget)
+def policy_name(row):
+    """A readable policy label from a CSV row: 'budget 25%', 'budget 25% per head',
+    'fpa-certified eps=0.001', 'window 25%', 'full'."""
+    policy, b = row["policy"], num(row.get("budget", ""))
+    name = policy
     if policy in ("budget", "window") and not math.isnan(b) and b > 0:
-        return f"{policy} {b:g}" if b >= 1 else f"{policy} {b:.0%}"
-    return policy
+        name = f"{policy} {b:g}" if b >= 1 else f"{policy} {b:.0%}"
+    if policy == "budget" and str(row.get("per_head", "")).lower() in ("1", "true", "yes"):
+        name += " per head"
+    if "certified" in policy and row.get("epsilon", "") not in ("", None):
+        name += f" eps={num(row['epsilon']):g}"
+    return name
 
 
 def policy_sort(p):
@@ -36,11 +43,11 @@ def policy_sort(p):
 
 
 def aggregate(rows):
-    """Rows of one (variant, train_len, eval_len, policy, budget) merged over seeds: accuracy
+    """Rows of one (variant, train_len, eval_len, policy label) merged over seeds: accuracy
     weighted by keys, occupancy and decode time averaged."""
     groups = {}
     for r in rows:
-        key = (r["variant"], int(num(r["train_len"], 0)), int(num(r["eval_len"], 0)), r["policy"], r["budget"])
+        key = (r["variant"], int(num(r["train_len"], 0)), int(num(r["eval_len"], 0)), policy_name(r))
         groups.setdefault(key, []).append(r)
     out = {}
     for k, g in groups.items():
@@ -68,7 +75,7 @@ def build(results, out):
     sec.status = "run"
     sec.sources.append("passkey/summary.csv")
     agg = aggregate(rows)
-    keys = sorted(agg, key=lambda k: (style.variant_sort_key(k[0]), k[1], k[2], policy_sort(policy_name(k[3], k[4]))))
+    keys = sorted(agg, key=lambda k: (style.variant_sort_key(k[0]), k[1], k[2], policy_sort(k[3])))
     table = Table("passkey_accuracy", "Passkey retrieval: accuracy and cache occupancy per variant, length and policy",
                   ["variant", "train len L", "eval len", "policy", "occupancy", "accuracy", "worst seed", "keys",
                    "decode ms/token"], timing=["decode ms/token"],
@@ -77,7 +84,7 @@ def build(results, out):
     for k in keys:
         a = agg[k]
         table.add(style.label(k[0]), str(k[1]), f"{k[2]} ({k[2] / k[1]:g}L)" if k[1] else str(k[2]),
-                  policy_name(k[3], k[4]), a["occupancy"], a["accuracy"], a["min_acc"], str(a["n_keys"]),
+                  k[3], a["occupancy"], a["accuracy"], a["min_acc"], str(a["n_keys"]),
                   f"{a['ms']:.2f}")
     sec.tables.append(table)
     sec.figures.append(occupancy_figure(agg, out))
@@ -99,7 +106,7 @@ def decide_c6(agg, claim):
     keys_per = sorted({a["n_keys"] for a in agg.values()})
     claim.setting = (f"training length L = {', '.join(sorted({str(l) for l, _ in lens}))}; evaluation lengths "
                      f"{', '.join(sorted({str(e) for _, e in lens}, key=int))}; {'/'.join(str(k) for k in keys_per)} "
-                     f"keys per cell (over seeds); policies {', '.join(sorted({policy_name(k[3], k[4]) for k in agg}, key=policy_sort))}")
+                     f"keys per cell (over seeds); policies {', '.join(sorted({k[3] for k in agg}, key=policy_sort))}")
     if not fpa8:
         claim.number = "FPA not evaluated at 8x the training length"
         return
@@ -110,12 +117,12 @@ def decide_c6(agg, claim):
         parts.append(f"FPA full cache at 8L: {full[0]['accuracy']:.3f}")
     if not compressed:
         claim.number = "; ".join(parts + [f"no FPA policy reached occupancy <= {OCCUPANCY_MAX} at 8L"])
-        for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(policy_name(kv[0][3], kv[0][4]))):
-            claim.details.append(f"FPA {policy_name(k[3], k[4])} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
+        for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(kv[0][3])):
+            claim.details.append(f"FPA {k[3]} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
         return
     best_k = max(compressed, key=lambda k: (compressed[k]["accuracy"], -compressed[k]["occupancy"]))
     best = compressed[best_k]
-    parts.append(f"FPA {policy_name(best_k[3], best_k[4])} at 8L: accuracy {best['accuracy']:.3f} at occupancy "
+    parts.append(f"FPA {best_k[3]} at 8L: accuracy {best['accuracy']:.3f} at occupancy "
                  f"{best['occupancy']:.3f}")
     perfect = [a["occupancy"] for k, a in fpa8.items() if a["accuracy"] >= 1.0]
     if perfect:
@@ -123,11 +130,11 @@ def decide_c6(agg, claim):
     # Baselines under the same policy/budget and the window at comparable occupancy.
     for k, a in sorted(agg.items(), key=lambda kv: (style.variant_sort_key(kv[0][0]), policy_sort(kv[0][3]))):
         if k[0] != "fpa" and k[1] == best_k[1] and k[2] == best_k[2] and (
-                (k[3], k[4]) == (best_k[3], best_k[4]) or k[3] in ("full", "window")):
-            claim.details.append(f"{style.label(k[0])} {policy_name(k[3], k[4])} at 8L: accuracy {a['accuracy']:.3f}"
+                k[3] == best_k[3] or k[3] == "full" or k[3].startswith("window")):
+            claim.details.append(f"{style.label(k[0])} {k[3]} at 8L: accuracy {a['accuracy']:.3f}"
                                  f" at occupancy {a['occupancy']:.3f}")
-    for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(policy_name(kv[0][3], kv[0][4]))):
-        claim.details.append(f"FPA {policy_name(k[3], k[4])} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
+    for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(kv[0][3])):
+        claim.details.append(f"FPA {k[3]} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
     claim.number = "; ".join(parts)
     claim.verdict = "reproduced" if best["accuracy"] >= 1.0 else "not reproduced"
 
@@ -138,13 +145,17 @@ def occupancy_figure(agg, out):
     fig, axes = plt.subplots(1, max(len(mults), 1), figsize=(3.3 * max(len(mults), 1) + 0.5, 3.6),
                              squeeze=False, sharey=True)
     policies = sorted({k[3] for k in agg}, key=policy_sort)
+    variants = sorted({k[0] for k in agg}, key=style.variant_sort_key)
+    # Points of several variants often coincide (same occupancy and accuracy): earlier variants
+    # are drawn larger, so coinciding points show as concentric markers.
+    sizes = {v: 30 * 1.9 ** (len(variants) - 1 - i) for i, v in enumerate(variants)}
     for ax, m in zip(axes[0], mults):
         for k, a in sorted(agg.items()):
             if not k[1] or k[2] / k[1] != m:
                 continue
             marker = style.MARKERS[policies.index(k[3]) % len(style.MARKERS)]
-            ax.scatter(a["occupancy"], a["accuracy"], color=style.colour(k[0]), marker=marker, s=46,
-                       edgecolors="black", linewidths=0.4, zorder=3, alpha=0.85)
+            ax.scatter(a["occupancy"], a["accuracy"], color=style.colour(k[0]), marker=marker, s=sizes[k[0]],
+                       edgecolors="black", linewidths=0.4, zorder=3 + variants.index(k[0]))
         ax.axvline(0.25, color="grey", linestyle=":", linewidth=1)
         ax.set_xlim(-0.03, 1.05)
         ax.set_ylim(-0.05, 1.08)
@@ -152,14 +163,14 @@ def occupancy_figure(agg, out):
         ax.set_xlabel("cache occupancy (kept / full)")
     axes[0][0].set_ylabel("passkey accuracy")
     from matplotlib.lines import Line2D
-    variants = sorted({k[0] for k in agg}, key=style.variant_sort_key)
     handles = [Line2D([], [], color=style.colour(v), marker="o", linestyle="", label=style.label(v)) for v in variants]
     handles += [Line2D([], [], color="grey", marker=style.MARKERS[i % len(style.MARKERS)], linestyle="", label=p)
                 for i, p in enumerate(policies)]
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 8), bbox_to_anchor=(0.5, 1.0), frameon=False)
     return style.save(fig, out, "passkey_occupancy"), ("Passkey accuracy against achieved cache occupancy, per "
-                                                       "evaluation length (dotted line: 25%).")
+                                                       "evaluation length (dotted line: 25%; coinciding points of "
+                                                       "several variants are drawn as concentric markers).")
 
 
 def load_cells(results):
@@ -174,7 +185,7 @@ def load_cells(results):
         for r in rows:
             cells.append({"rel": rel, "variant": r["variant"], "train_len": int(num(r.get("train_len", "0"), 0)),
                           "eval_len": int(num(r["eval_len"], 0)), "depth": num(r["depth"]),
-                          "policy": policy_name(r["policy"], r.get("budget", "")),
+                          "policy": policy_name(r),
                           "accuracy": num(r["accuracy"]), "n": num(r.get("n_keys", "1"), 1)})
     return cells
 

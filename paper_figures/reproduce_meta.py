@@ -15,7 +15,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-PROFILES = ("quick", "full", "long")
+PROFILES = ("quick", "full")  # what every <area>/reproduce.sh accepts
+STUDIES = 5  # theory, bench, synthetic, lm, passkey (the Makefile's STUDIES)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -66,7 +67,8 @@ def step(state, name, cmd, profile):
     write_json(os.path.join(state, f"step-{name}.json"),
                {"name": name, "command": " ".join(cmd), "rc": rc, "wall_s": round(wall, 1), "finished_utc": utc_now()})
     word = "done" if rc == 0 else f"FAILED (exit code {rc})"
-    print(f"[reproduce] {name}: {word} in {wall:.0f} s", flush=True)
+    finished = len([f for f in os.listdir(state) if f.startswith("step-")])
+    print(f"[reproduce] {name}: {word} in {wall:.0f} s ({finished} of {STUDIES} studies finished)", flush=True)
     return rc
 
 

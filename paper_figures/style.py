@@ -56,11 +56,24 @@ plt.rcParams.update({
 
 
 def colour(variant):
-    return VARIANT_COLOURS.get(variant, OTHER_COLOURS[hash_index(variant, len(OTHER_COLOURS))])
+    """The variant's colour; a labelled sibling such as 'fox-b5' (FoX with another gate bias)
+    gets a darker shade of its base variant's colour, anything else a fixed spare colour."""
+    if variant in VARIANT_COLOURS:
+        return VARIANT_COLOURS[variant]
+    for base in sorted(VARIANT_COLOURS, key=len, reverse=True):
+        if variant.startswith(base + "-"):
+            from matplotlib.colors import to_rgb
+            return tuple(0.6 * c for c in to_rgb(VARIANT_COLOURS[base]))
+    return OTHER_COLOURS[hash_index(variant, len(OTHER_COLOURS))]
 
 
 def label(variant):
-    return VARIANT_LABELS.get(variant, variant)
+    if variant in VARIANT_LABELS:
+        return VARIANT_LABELS[variant]
+    for base in sorted(VARIANT_LABELS, key=len, reverse=True):
+        if variant.startswith(base + "-"):
+            return VARIANT_LABELS[base] + " [" + variant[len(base) + 1:] + "]"
+    return variant
 
 
 def hash_index(text, n):
@@ -69,7 +82,8 @@ def hash_index(text, n):
 
 
 def variant_sort_key(variant):
-    return (VARIANT_ORDER.index(variant) if variant in VARIANT_ORDER else len(VARIANT_ORDER), variant)
+    base = variant if variant in VARIANT_ORDER else variant.split("-")[0]
+    return (VARIANT_ORDER.index(base) if base in VARIANT_ORDER else len(VARIANT_ORDER), variant)
 
 
 def save(fig, out_dir, name):

@@ -98,7 +98,7 @@ def build(results, out):
 
 def run_setting(results):
     """Training length, steps, heads from the per-run CSVs (final rows) and their sidecars."""
-    files = common.csv_files(os.path.join(results, "synthetic", "runs"))
+    files = [f for f in common.csv_files(os.path.join(results, "synthetic", "runs")) if not f.endswith(".dump.csv")]
     ns, steps, heads, seeds = set(), set(), set(), set()
     for f in files:
         side = common.read_sidecar(f)

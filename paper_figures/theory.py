@@ -1,20 +1,25 @@
-"""Theorems T1-T5 (claims C1, C2, C3; T5 serves C6): one evidence table. Reads every CSV under
-results/theory/ in the theory executables' long format (check, ..., statistic, value, limit, ok):
-rows are grouped by theorem (the `check` prefix t1_, t2_, t3..., t4..., t5...), a theorem passes
-when every one of its rows has ok true."""
+"""Theorems T1-T5 (claims C1, C2, C3; T5 serves C6): one evidence table, and the largest number
+of keys a head of dimension d can fully shatter (T4). Reads the theory executables' CSVs under
+results/theory/, recognised by their columns:
+  theory-fox-special-case (T1, T2): check, length, trial, statistic, value, limit, ok, witness
+  theory-realization (T3):          part, family, length, trial, param, statistic, value, limit, ok
+  theory-lower-bound (T4):          trial, d, n, selector, selectable, subsets, expected, shattered,
+                                    matches_formula  (+ <name>_summary.csv: trial, d, softmax_max_n, ...)
+  theory-eviction (T5):             kind, trial, eps, n, d, ..., change_over_bound, ..., ok
+A theorem PASSes when every one of its rows is ok, as the executable's own PASS line decides."""
 import math
 import os
-import re
 
 import common
+import style
 from common import Claim, Section, Table, num
 
 THEOREMS = {
-    "T1": ("FPA with a non-increasing field equals FoX; non-monotone fields differ", "C1"),
-    "T2": ("FoX alive sets are suffix windows; FPA erases selectively (3-token witness)", "C1, C2"),
-    "T3": ("constant-dimension FPA head realises any 'left alive by later dips' set", "C2"),
-    "T4": ("softmax/FoX heads need head dim linear in the number of keys", "C3"),
-    "T5": ("certified eviction: output change <= 2 eps V", "C6"),
+    "T1": ("FPA with a non-increasing field equals FoX; any non-monotone field differs", "C1"),
+    "T2": ("every FoX alive set is a suffix window; FPA erases selectively (3-token witness)", "C1, C2"),
+    "T3": ("a head of constant dimension realises any set left alive by later dips", "C2"),
+    "T4": ("softmax/FoX heads of dimension d shatter only O(d) keys; FPA at d = 1 all", "C3"),
+    "T5": ("certified eviction changes the output by at most 2 eps V", "C6"),
 }
 CLAIMS = {
     "C1": ("FPA contains FoX as a special case.", "T1"),
@@ -22,88 +27,203 @@ CLAIMS = {
     "C3": ("Softmax attention, or attention with token forget gates (FoX), needs head dimension linear "
            "in the number of keys to do the same.", "T4"),
 }
-REQUIRED = ["check", "statistic", "value", "ok"]
 
 
 def truthy(text):
     return str(text).strip().lower() in ("1", "true", "yes", "pass", "ok")
 
 
-def theorem_of(check):
-    m = re.match(r"t([1-5])", check.strip().lower())
-    return f"T{m.group(1)}" if m else None
+def kind_of(header):
+    h = set(header)
+    if {"check", "statistic", "ok"} <= h:
+        return "fox"
+    if {"part", "family", "statistic", "ok"} <= h:
+        return "realization"
+    if {"selector", "shattered", "matches_formula"} <= h:
+        return "lower"
+    if {"softmax_max_n", "fox_max_n", "d"} <= h:
+        return "lower_summary"
+    if {"change_over_bound", "ok"} <= h:
+        return "eviction"
+    return None
 
 
 def load(results):
-    """theorem -> list of (csv rel path, row)."""
-    by = {}
+    found = {}
     for f in common.csv_files(os.path.join(results, "theory")):
         rows = common.read_csv(f)
-        if not rows or any(c not in rows[0] for c in REQUIRED):
+        if not rows:
             continue
-        rel = os.path.relpath(f, results)
-        for r in rows:
-            t = theorem_of(r["check"])
-            if t:
-                by.setdefault(t, []).append((rel, r))
-    return by
+        k = kind_of(rows[0].keys())
+        if k:
+            found.setdefault(k, []).append((os.path.relpath(f, results), rows, common.read_sidecar(f)))
+    return found
 
 
-def summarize(rows):
-    """Per (check, statistic): count, worst (largest) value, its limit, all ok."""
-    stats = {}
-    for _, r in rows:
-        k = (r["check"], r["statistic"])
-        s = stats.setdefault(k, {"n": 0, "ok": 0, "max": -math.inf, "limit": r.get("limit", ""), "witness": ""})
-        s["n"] += 1
-        s["ok"] += truthy(r["ok"])
-        v = num(r["value"])
-        if not math.isnan(v) and v >= s["max"]:
-            s["max"], s["limit"] = v, r.get("limit", "")
-            if r.get("witness"):
-                s["witness"] = r["witness"]
-    return stats
+def maxv(rows, col):
+    vals = [num(r[col]) for r in rows if not math.isnan(num(r[col]))]
+    return max(vals) if vals else math.nan
+
+
+def minv(rows, col):
+    vals = [num(r[col]) for r in rows if not math.isnan(num(r[col]))]
+    return min(vals) if vals else math.nan
+
+
+def g(x):
+    return "-" if math.isnan(x) else f"{x:.3g}"
+
+
+def evidence(found):
+    """theorem -> dict(verdict, ok, n, setting, evidence, files)."""
+    out = {}
+    for rel, rows, side in found.get("fox", []):
+        for t, prefixes in (("T1", ("t1",)), ("T2", ("t2",))):
+            sel = [r for r in rows if r["check"].lower().startswith(prefixes)]
+            if not sel:
+                continue
+            ok = sum(truthy(r["ok"]) for r in sel)
+            lengths = sorted({int(num(r["length"], 0)) for r in sel})
+            if t == "T1":
+                mono = [r for r in sel if r["check"] == "t1_nonincreasing"]
+                nonmono = [r for r in sel if r["check"] == "t1_nonmonotone" and r["statistic"] == "max_bias_diff"]
+                ev = (f"non-increasing fields: max |b_FPA - b_FoX| = {g(maxv([r for r in mono if r['statistic'] == 'max_bias_diff'], 'value'))}, "
+                      f"max |o_FPA - o_FoX| = {g(maxv([r for r in mono if r['statistic'] == 'max_output_diff'], 'value'))}; "
+                      f"non-monotone fields that differ: {sum(truthy(r['ok']) for r in nonmono)}/{len(nonmono)}")
+            else:
+                suffix = [r for r in sel if r["check"] == "t2_fox_suffix"]
+                wit = [r for r in sel if r["check"] == "t2_fpa_witness"]
+                ev = (f"FoX alive sets that are not suffix windows: {int(sum(num(r['value'], 0) for r in suffix))} rows "
+                      f"over {len(suffix)} (field, tau) checks; max row decrease "
+                      f"{g(maxv([r for r in sel if r['check'] == 't2_fox_rows'], 'value'))}"
+                      + (f"; FPA witness a_31 - a_32 = {g(num(wit[0]['value']))}" if wit else ""))
+            out[t] = {"ok": ok, "n": len(sel), "files": [rel],
+                      "setting": f"lengths {lengths[0]}..{lengths[-1]}, {len({r['trial'] for r in sel})} trial(s) per length",
+                      "evidence": ev}
+    for rel, rows, side in found.get("realization", []):
+        ok = sum(truthy(r["ok"]) for r in rows)
+        a = [r for r in rows if r["part"] == "a"]
+        b = [r for r in rows if r["part"] == "b" and r["statistic"] == "alive_sets_equal_truth"]
+        c = [r for r in rows if r["part"] == "c"]
+        eps_mass = {}
+        for r in c:
+            if r["statistic"] == "min_target_mass":
+                eps = r["param"].split()[0]
+                eps_mass[eps] = min(eps_mass.get(eps, 1.0), num(r["value"]))
+        lengths = sorted({int(num(r["length"], 0)) for r in b + c})
+        ev = (f"(a) {sum(truthy(r['ok']) for r in a)}/{len(a)} target sets exact with the gap; "
+              f"(b) {sum(truthy(r['ok']) for r in b)}/{len(b)} sequences' alive sets equal the truth; "
+              f"(c) d = 1, beta = log(n/eps): min target mass " + ", ".join(f"{k}: {v:.9f}" for k, v in sorted(eps_mass.items()))
+              + f"; outside mass / bound <= {g(maxv([r for r in c if r['statistic'] == 'max_outside_over_bound'], 'value'))}")
+        out["T3"] = {"ok": ok, "n": len(rows), "files": [rel], "evidence": ev,
+                     "setting": f"families {', '.join(sorted({r['family'] for r in b + c}))}; n up to {lengths[-1] if lengths else '?'}"}
+    lower = found.get("lower", [])
+    summaries = found.get("lower_summary", [])
+    if lower:
+        rel, rows, side = lower[0]
+        ok = sum(truthy(r["matches_formula"]) for r in rows)
+        n = len(rows)
+        verdict_ok = ok == n
+        per_d, off_rule = [], []
+        files = [rel]
+        max_n_tested = max(int(num(r["n"], 0)) for r in rows)
+        fpa_ok = all(truthy(r["shattered"]) for r in rows if r["selector"].startswith("fpa"))
+        verdict_ok &= fpa_ok
+        if summaries:
+            srel, srows, _ = summaries[0]
+            files.append(srel)
+            for r in srows:
+                if r["trial"] != "0":
+                    continue
+                d = int(num(r["d"], 0))
+                soft, fox, free = (int(num(r[c], 0)) for c in ("softmax_max_n", "fox_max_n", "fox_free_weight_max_n"))
+                per_d.append((d, soft, fox, free))
+            # The executable's rule: softmax d+1, FoX d+1, FoX with a free weight d+2 (decidable
+            # only when n = claim + 1 was tested).
+            for r in srows:
+                d = int(num(r["d"], 0))
+                mx = int(num(r.get("max_n_tested", max_n_tested), max_n_tested))
+                def claim(got, want):
+                    return got >= min(want, mx) if want + 1 > mx else got == want
+                holds = claim(int(num(r["softmax_max_n"], 0)), d + 1) and claim(int(num(r["fox_max_n"], 0)), d + 1) \
+                    and claim(int(num(r.get("fox_free_weight_max_n", "0"), 0)), d + 2)
+                verdict_ok &= holds
+                if not holds:
+                    off_rule.append(f"d={d} (trial {r['trial']})")
+        ev = ("largest n shattered (softmax/FoX/FoX free weight): "
+              + ", ".join(f"d={d}: {s}/{f}/{w}" for d, s, f, w in per_d)
+              + f"; FPA at d = 1 realises all 2^n subsets for n <= {max_n_tested}" + ("" if fpa_ok else " (FAILED)")
+              + f"; {n - ok} of {n} selectable-subset counts differ from Cover's formula"
+              + "; rule softmax = d+1, FoX = d+1, FoX free weight = d+2: "
+              + (f"violated at {', '.join(off_rule)}" if off_rule else "holds at every d"))
+        out["T4"] = {"ok": ok, "n": n, "pass": verdict_ok, "files": files, "evidence": ev,
+                     "per_d": per_d, "max_n": max_n_tested,
+                     "setting": f"n <= {max_n_tested} keys, d <= {max((r[0] for r in per_d), default='?')}, LP feasibility"}
+    for rel, rows, side in found.get("eviction", []):
+        ok = sum(truthy(r["ok"]) for r in rows)
+        rnd = [r for r in rows if r["kind"] == "random"]
+        ev = (f"max output change / (2 eps V) = {g(maxv(rows, 'change_over_bound'))} (must be <= 1); "
+              f"evicted keys above the threshold later: {int(sum(num(r['later_violations'], 0) for r in rows))}; "
+              f"mean evicted fraction (random caches) {g(common.mean([num(r['evicted_frac']) for r in rnd]))}")
+        out["T5"] = {"ok": ok, "n": len(rows), "files": [rel], "evidence": ev,
+                     "setting": f"{len(rows)} caches, eps in {{{', '.join(sorted({r['eps'] for r in rows}))}}}"}
+    return out
 
 
 def build(results, out):
     sec = Section("theory", "Theorems T1-T5")
-    by = load(results)
-    table = Table("theory_evidence", "Theorems T1-T5: numeric evidence (results/theory/*.csv)",
-                  ["theorem", "statement", "claim", "checks passed", "largest value per statistic (limit)",
-                   "verdict", "CSV"],
-                  note="Verdict: PASS when every row of the theorem's checks has ok = true; 'not run' when "
-                       "no theory CSV has rows for it. The value column shows the largest value of each "
-                       "statistic over all rows, next to its limit where the executable states one.")
-    verdicts = {}
+    found = load(results)
+    ev = evidence(found)
+    table = Table("theory_evidence", "Theorems T1-T5: numeric evidence from the theory executables",
+                  ["theorem", "statement", "claim", "what was checked", "evidence", "rows ok", "verdict", "CSV"],
+                  note="Verdict PASS when every checked row is ok (the executable's own PASS/FAIL rule); "
+                       "'not run' when no CSV of that executable exists under results/theory/.")
     for t, (statement, claim) in THEOREMS.items():
-        rows = by.get(t)
-        if not rows:
-            table.add(t, statement, claim, "-", "-", common.NOT_RUN, "-")
-            verdicts[t] = None
+        e = ev.get(t)
+        if not e:
+            table.add(t, statement, claim, common.NOT_RUN, "-", "-", common.NOT_RUN, "-")
             continue
-        stats = summarize(rows)
-        ok = sum(s["ok"] for s in stats.values())
-        n = sum(s["n"] for s in stats.values())
-        shown = [f"{c}/{st}: {common.fmt(s['max'], 3)}" + (f" ({s['limit']})" if s["limit"] not in ("", None) else "")
-                 for (c, st), s in sorted(stats.items())]
-        verdict = "PASS" if ok == n else "FAIL"
-        verdicts[t] = (verdict, ok, n, stats)
-        files = sorted({rel for rel, _ in rows})
-        table.add(t, statement, claim, f"{ok}/{n}", "; ".join(shown), verdict, ", ".join(files))
+        e["verdict"] = "PASS" if e.get("pass", e["ok"] == e["n"]) else "FAIL"
+        table.add(t, statement, claim, e["setting"], e["evidence"], f"{e['ok']}/{e['n']}", e["verdict"], ", ".join(e["files"]))
     sec.tables.append(table)
-    if any(v is not None for v in verdicts.values()):
+    if ev:
         sec.status = "run"
-        sec.sources += sorted({rel for rows in by.values() for rel, _ in rows})
+        sec.sources += sorted({f for e in ev.values() for f in e["files"]})
+    if ev.get("T4", {}).get("per_d"):
+        sec.figures.append(shatter_figure(ev["T4"], out))
     for cid, (statement, t) in CLAIMS.items():
-        claim = Claim(cid, statement, f"reproduced iff theorem {t}'s numeric checks all pass "
-                                      f"(the theory executable's PASS); not reproduced iff any fails")
-        claim.links = ["figures/theory_evidence.md"] + sorted({rel for rel, _ in by.get(t, [])})
-        v = verdicts.get(t)
-        if v:
-            verdict, ok, n, stats = v
-            claim.setting = f"{t}: {len(stats)} statistics over {n} checked cases ({', '.join(sorted({c for c, _ in stats}))})"
-            claim.number = f"{ok}/{n} checks ok; " + "; ".join(
-                f"{st} max {common.fmt(s['max'], 3)}" for (c, st), s in sorted(stats.items())[:4])
-            claim.verdict = "reproduced" if verdict == "PASS" else "not reproduced"
+        claim = Claim(cid, statement, f"reproduced iff every checked case of theorem {t} is ok (the theory "
+                                      f"executable's PASS); not reproduced iff any is not")
+        e = ev.get(t)
+        claim.links = ["figures/theory_evidence.md"] + (e["files"] if e else [])
+        if e:
+            claim.setting = f"{t}: {e['setting']}"
+            claim.number = e["evidence"]
+            claim.verdict = "reproduced" if e["verdict"] == "PASS" else "not reproduced"
+            if t == "T4":
+                claim.links.insert(1, "figures/theory_shattering.png")
         sec.claims[cid] = claim
     return sec
+
+
+def shatter_figure(e, out):
+    import matplotlib.pyplot as plt
+    per_d = sorted(e["per_d"])
+    ds = [p[0] for p in per_d]
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    ax.plot(ds, [p[1] for p in per_d], "o-", color=style.colour("softmax"), ms=10, markerfacecolor="none",
+            label="softmax (LP)")
+    ax.plot(ds, [p[2] for p in per_d], "s--", color=style.colour("fox"), label="FoX (LP)")
+    ax.plot(ds, [p[3] for p in per_d], "^:", color="#CC79A7", label="FoX with a free bias weight (LP)")
+    ax.plot(ds, [d + 1 for d in ds], color="grey", linewidth=0.8, label="d + 1 (Cover)")
+    ax.axhline(e["max_n"], color=style.colour("fpa"), linewidth=2,
+               label=f"FPA, already at d = 1: every subset for every n tested (<= {e['max_n']})")
+    ax.set_xlabel("head dimension d")
+    ax.set_ylabel("largest n of keys fully shattered")
+    ax.set_ylim(0, e["max_n"] + 1)
+    ax.set_title("T4: keys a head can select in every subset")
+    ax.set_xticks(ds)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return style.save(fig, out, "theory_shattering"), ("T4: the largest number of keys a head of dimension d can "
+                                                       "fully shatter (linear-programming check), against FPA.")

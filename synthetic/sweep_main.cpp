@@ -2,6 +2,7 @@
 // parallel synthetic-run processes, skipping runs whose CSV is complete for the same
 // configuration, then summary.csv (SPEC section 7 columns first).
 #include "experiments/atomic_file.h"
+#include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "sweep.h"
@@ -78,7 +79,8 @@ int main(int argc, char** argv) {
       ("eval-every", fpa::po::value<int>()->default_value(50), "steps between held-out evaluations")
       ("eval-seqs", fpa::po::value<int>()->default_value(256), "held-out sequences at n and 2n")
       ("impl", fpa::po::value<std::string>()->default_value("reference"), "attention implementation")
-      ("st-tau", fpa::po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward");
+      ("st-tau", fpa::po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
+      ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
   cli.parse(argc, argv);
@@ -128,6 +130,8 @@ int main(int argc, char** argv) {
       const auto* r = todo[next++];
       auto args = r->args;
       args.insert(args.end(), {"--out", csv_of(*r)});
+      if (cli.flag("dump-first-seed") && r->config.seed == spec.first_seed)
+        args.insert(args.end(), {"--dump", runs_dir + "/" + r->name + ".dump.csv"});
       running[spawn(exe, args, logs_dir + "/" + r->name + ".log")] = r;
     }
     int status = 0;

@@ -38,7 +38,7 @@ echo "ok   fixture: verdicts follow the documented rules"
 # 3. No CSVs at all: every study "not run", every claim "not tested", no crash.
 mkdir -p "$tmp/empty"
 make_all "$tmp/empty"
-[[ $(grep -c "| not run |" "$tmp/empty/REPORT.md") -eq 5 ]] || fail "empty results: studies not all 'not run'"
+[[ $(grep -cE '^\| [^|]+ \| not run \| - \|$' "$tmp/empty/REPORT.md") -eq 5 ]] || fail "empty results: studies not all 'not run'"
 [[ $(grep -c "not tested at this scale\*\* |" "$tmp/empty/REPORT.md") -eq 6 ]] || fail "empty results: claims not all 'not tested'"
 echo "ok   empty results: 5 studies not run, 6 claims not tested"
 

@@ -1,2 +1,4 @@
-# Fused kernels against the float64 reference (CPU), and the CUDA kernels (skipped without a GPU).
+# Fused CPU kernels against the float64 reference (unit cases + a RapidCheck property), and the
+# CUDA kernels (skipped with a reason unless LibTorch has CUDA and a GPU is present).
 fpa_test(test_fused test_fused.cpp test_fused_properties.cpp)
+fpa_test(test_fused_cuda test_fused_cuda.cpp)

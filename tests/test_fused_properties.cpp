@@ -25,6 +25,10 @@ RC_GTEST_PROP(FusedProperty, MatchesReferenceOnRandomProblems, ()) {
   const Result want = run(in, opts, at::kDouble);
   opts.impl = Impl::Fused;
   const Errors e = compare(run(in, opts, dtype, tile), want, dtype);
+  RC_LOG() << to_string(variant) << " " << to_string(min_grad) << " field " << name(field)
+           << " tau " << tau << " shape (" << shape.batch << "," << shape.heads << ","
+           << shape.n << "," << shape.d << ") tile " << tile << " seed " << seed << ": "
+           << e.str() << "\n";
   RC_ASSERT(e.worst() <= tolerance(dtype));
 }
 

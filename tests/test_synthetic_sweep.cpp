@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace syn = fpa::synthetic;
 namespace fs = std::filesystem;
 

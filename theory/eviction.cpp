@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
           "T5: evicting keys with b_ij < -(2R + log(n/eps)) changes every output by at most "
           "2 eps V, and evicted keys stay dead",
           "results/theory/eviction.csv");
-  cli.add()("trials", po::value<int>()->default_value(60), "random caches per epsilon")
+  cli.add()("trials", po::value<int>()->default_value(30), "random caches per epsilon")
       ("eps", po::value<std::string>()->default_value("1e-1,1e-2,1e-3"),
        "epsilons, comma-separated, each in (0, 1)");
   cli.range("trials", 1, 100000);

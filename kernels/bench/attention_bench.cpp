@@ -1,0 +1,280 @@
+// attention-bench: forward and forward+backward time and peak extra memory of every attention
+// implementation (reference, fused, cuda when built) for softmax, FoX and FPA, next to the
+// matrix-multiply rate LibTorch reaches in the same run. Writes results/bench/attention.csv
+// (SPEC section 7 columns first) with a provenance sidecar.
+#include "alloc_meter.h"
+#include "experiments/cli.h"
+#include "experiments/csv_writer.h"
+#include "experiments/progress.h"
+#include "experiments/torch_runtime.h"
+#include "kernels/attention.h"
+#include "kernels/fused_cpu.h"
+#include "kernels/fused_gemm.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <vector>
+
+// OpenBLAS (LibTorch's BLAS on Debian) runs its own thread pool, which at::set_num_threads does
+// not govern; when it is loaded, --threads sets it too, so every row uses the same threads.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
+namespace fpa {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Timing {
+  double median_ms = 0;
+  int64_t peak_extra_bytes = 0;
+};
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Runs `pass` warmup + repeats times; returns the median time and the largest peak extra memory.
+Timing measure(const std::function<void()>& pass, int warmup, int repeats) {
+  for (int r = 0; r < warmup; ++r) pass();
+  std::vector<double> ms;
+  int64_t peak = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const int64_t before = bench::live_bytes();
+    bench::reset_peak();
+    const auto t0 = Clock::now();
+    pass();
+    ms.push_back(ms_since(t0));
+    peak = std::max(peak, bench::peak_bytes() - before);
+  }
+  std::sort(ms.begin(), ms.end());
+  const size_t m = ms.size();
+  return {m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]), peak};
+}
+
+// Nominal useful FLOPs of causal attention, the same for every implementation: QK^T and PV on
+// the n(n+1)/2 causal pairs (2 flops per multiply-add); the backward counts 2.5x the forward
+// (five products instead of two), FlashAttention's convention.
+double attention_flops(int64_t batch, int64_t heads, int64_t n, int64_t d, bool backward) {
+  const double pairs = double(n) * double(n + 1) / 2;
+  const double fwd = 4.0 * pairs * double(d) * double(batch * heads);
+  return backward ? 3.5 * fwd : fwd;
+}
+
+// GFLOP/s of one LibTorch matmul of (m x k) by (k x n), median of a few, same threads.
+double matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype) {
+  auto a = at::randn({m, k}, at::TensorOptions().dtype(dtype));
+  auto b = at::randn({k, n}, at::TensorOptions().dtype(dtype));
+  const Timing t = measure([&] { (void)at::matmul(a, b); }, 1, 5);
+  return 2.0 * double(m * k * n) / (t.median_ms * 1e-3) / 1e9;
+}
+
+// GFLOP/s of the fused kernels' tile product (64 x 64 x d, through fused_gemm).
+double tile_gemm_gflops(int64_t d) {
+  const int64_t t = kFusedTile, reps = 2000;
+  std::vector<float> a(t * d, 0.5f), b(t * d, 0.25f), c(t * t);
+  const auto t0 = Clock::now();
+  for (int64_t r = 0; r < reps; ++r)
+    fused::gemm_nt<float>(t, t, d, 1.0f, a.data(), d, b.data(), d, 0.0f, c.data(), t);
+  return 2.0 * double(t * t * d * reps) / (ms_since(t0) * 1e-3) / 1e9;
+}
+
+struct Problem {
+  at::Tensor q, k, v, gate, dout;
+};
+
+Problem make_problem(Variant variant, int64_t batch, int64_t heads, int64_t n, int64_t d,
+                     at::ScalarType dtype, const at::Device& device) {
+  const auto o = at::TensorOptions().dtype(dtype).device(device);
+  Problem p;
+  p.q = at::randn({batch, heads, n, d}, o);
+  p.k = at::randn({batch, heads, n, d}, o);
+  p.v = at::randn({batch, heads, n, d}, o);
+  p.dout = at::randn({batch, heads, n, d}, o);
+  if (variant == Variant::Fox) p.gate = at::log_sigmoid(at::randn({batch, heads, n}, o) + 3.0);
+  // A random walk: keys die and stay alive in realistic proportions.
+  if (variant == Variant::Fpa) p.gate = at::cumsum(at::randn({batch, heads, n}, o), -1);
+  return p;
+}
+
+void sync(const at::Tensor& t) {
+  if (!t.is_cpu()) (void)t.flatten()[0].item<double>();  // waits for the device
+}
+
+}  // namespace
+}  // namespace fpa
+
+int main(int argc, char** argv) {
+  using namespace fpa;
+  Cli cli("attention-bench",
+          "time and memory of the attention implementations (reference, fused, cuda)",
+          "results/bench/attention.csv");
+  cli.add()
+      ("quick", po::bool_switch(), "small profile: n in {256,512,1024}, 3 repeats (< 1 minute)")
+      ("n-list", po::value<std::string>(),
+       "sequence lengths (default 256,512,1024,2048,4096,8192; with --quick 256,512,1024)")
+      ("impls", po::value<std::string>()->default_value("reference,fused,cuda"),
+       "implementations (those not in this build are skipped with a note)")
+      ("variants", po::value<std::string>()->default_value("softmax,fox,fpa"), "variants")
+      ("passes", po::value<std::string>()->default_value("fwd,fwd_bwd"), "fwd and/or fwd_bwd")
+      ("fpa-backward", po::value<std::string>()->default_value("exact,straight-through"),
+       "FPA backward modes to time in fwd_bwd (exact, straight-through)")
+      ("head-dim", po::value<int>()->default_value(64), "head dimension")
+      ("heads", po::value<int>()->default_value(4), "heads")
+      ("batch", po::value<int>()->default_value(1), "batch size")
+      ("dtype", po::value<std::string>()->default_value("float32"), "float32 or float64")
+      ("repeats", po::value<int>()->default_value(5), "timed repeats (median reported)")
+      ("warmup", po::value<int>()->default_value(1), "untimed repeats first")
+      ("max-reference-n", po::value<int>()->default_value(4096),
+       "largest n for the reference (its n x n matrices need ~2.5 GB at n=4096, 4 heads)");
+  cli.range("head-dim", 1, 4096);
+  cli.range("heads", 1, 1024);
+  cli.range("batch", 1, 1024);
+  cli.range("repeats", 1, 1000);
+  cli.range("warmup", 0, 1000);
+  cli.range("max-reference-n", 0, 1 << 20);
+  cli.require([](const po::variables_map& vm) {
+    const auto s = vm["dtype"].as<std::string>();
+    return s == "float32" || s == "float64";
+  }, "--dtype must be float32 or float64");
+  cli.parse(argc, argv);
+
+  const bool quick = cli.flag("quick");
+  const std::string n_list = cli.has("n-list") ? cli.get<std::string>("n-list")
+                             : quick            ? "256,512,1024"
+                                                : "256,512,1024,2048,4096,8192";
+  const std::vector<int> ns = split_int_list(n_list, "n-list");
+  for (int n : ns)
+    if (n < 1 || n > (1 << 20)) fail_usage("--n-list values must be in [1, 1048576]");
+  std::vector<Impl> impls;
+  std::vector<Variant> variants;
+  std::vector<MinGrad> fpa_modes;
+  std::vector<std::string> passes;
+  try {
+    for (const auto& s : split_list(cli.get<std::string>("impls"), "impls"))
+      impls.push_back(parse_impl(s));
+    for (const auto& s : split_list(cli.get<std::string>("variants"), "variants"))
+      variants.push_back(parse_variant(s));
+    for (const auto& s : split_list(cli.get<std::string>("fpa-backward"), "fpa-backward"))
+      fpa_modes.push_back(parse_min_grad(s));
+    passes = split_list(cli.get<std::string>("passes"), "passes");
+    for (const auto& s : passes)
+      if (s != "fwd" && s != "fwd_bwd") throw std::invalid_argument("--passes: fwd, fwd_bwd");
+  } catch (const std::invalid_argument& e) {
+    fail_usage(e.what());
+  }
+  const int64_t d = cli.get<int>("head-dim"), heads = cli.get<int>("heads"),
+                batch = cli.get<int>("batch");
+  const int repeats = quick ? std::min(3, cli.get<int>("repeats")) : cli.get<int>("repeats");
+  const int warmup = cli.get<int>("warmup");
+  const int max_ref_n = cli.get<int>("max-reference-n");
+  const auto dtype = cli.get<std::string>("dtype") == "float64" ? at::kDouble : at::kFloat;
+  const int64_t elem = dtype == at::kDouble ? 8 : 4;
+
+  seed_everything(cli.seed());
+  set_threads(cli.threads());
+  if (openblas_set_num_threads) openblas_set_num_threads(cli.threads());
+  bench::install_alloc_meter();
+
+  // The machine's matmul rate through LibTorch, in this run and with these threads: a square
+  // product (compute-bound) and the fused kernels' own tile product.
+  const double mm_rate = matmul_gflops(1024, 1024, 1024, dtype);
+  const double tile_rate = tile_gemm_gflops(d);
+  std::cout << fmt::format(
+      "attention-bench: threads {}, tile products via {}, LibTorch matmul 1024^3 {:.1f} GFLOP/s, "
+      "fused tile gemm 64x64x{} {:.1f} GFLOP/s (float32)\n",
+      cli.threads(), fused_gemm_backend(), mm_rate, d, tile_rate);
+
+  std::vector<Impl> runnable;
+  for (Impl i : impls) {
+    if (impl_available(i)) runnable.push_back(i);
+    else std::cout << "attention-bench: skipping impl '" << to_string(i) << "' (not in this build)\n";
+  }
+
+  CsvWriter csv(cli.out(), {"variant", "impl", "n", "head_dim", "heads", "batch", "pass",
+                            "median_ms", "peak_extra_bytes", "gflops", "min_grad", "dtype",
+                            "threads", "repeats", "matmul_gflops", "tile_gemm_gflops",
+                            "scratch_bytes"});
+  struct Job {
+    Variant variant;
+    Impl impl;
+    int64_t n;
+    std::string pass;
+    MinGrad min_grad;
+  };
+  std::vector<Job> jobs;
+  for (int n : ns)
+    for (Variant v : variants)
+      for (Impl i : runnable) {
+        if (i == Impl::Reference && n > max_ref_n) continue;
+        for (const auto& pass : passes) {
+          if (v == Variant::Fpa && pass == "fwd_bwd") {
+            for (MinGrad g : fpa_modes)  // the GPU kernels have no straight-through backward
+              if (!(i == Impl::Cuda && g == MinGrad::StraightThrough))
+                jobs.push_back({v, i, n, pass, g});
+          } else {
+            jobs.push_back({v, i, n, pass, MinGrad::Exact});
+          }
+        }
+      }
+  for (int n : ns)
+    if (n > max_ref_n)
+      std::cout << "attention-bench: reference skipped at n=" << n
+                << " (> --max-reference-n " << max_ref_n << ")\n";
+
+  Progress progress("attention-bench", int64_t(jobs.size()), "case");
+  int64_t done = 0;
+  for (const Job& job : jobs) {
+    const at::Device device = job.impl == Impl::Cuda ? at::Device(at::kCUDA) : at::Device(at::kCPU);
+    Problem p = make_problem(job.variant, batch, heads, job.n, d, dtype, device);
+    AttentionOptions opts;
+    opts.variant = job.variant;
+    opts.impl = job.impl;
+    opts.min_grad = job.min_grad;
+    const bool backward = job.pass == "fwd_bwd";
+    std::function<void()> pass;
+    if (!backward) {
+      pass = [&] {
+        at::NoGradGuard no_grad;
+        sync(attention(p.q, p.k, p.v, p.gate, opts));
+      };
+    } else {
+      auto q = p.q.clone().requires_grad_(true), k = p.k.clone().requires_grad_(true),
+           v = p.v.clone().requires_grad_(true);
+      auto gate = p.gate.defined() ? p.gate.clone().requires_grad_(true) : at::Tensor();
+      pass = [&, q, k, v, gate] {
+        std::vector<at::Tensor> inputs{q, k, v};
+        if (gate.defined()) inputs.push_back(gate);
+        auto out = attention(q, k, v, gate, opts);
+        auto grads = torch::autograd::grad({out}, inputs, {p.dout});
+        sync(grads[0]);
+      };
+    }
+    Timing t = measure(pass, warmup, repeats);
+    if (job.impl == Impl::Cuda) t.peak_extra_bytes = -1;  // device memory: not measured here
+    const double gflops = attention_flops(batch, heads, job.n, d, backward) /
+                          (t.median_ms * 1e-3) / 1e9;
+    const int64_t scratch =
+        job.impl == Impl::Fused
+            ? fused_extra_bytes(batch, heads, job.n, d, opts, elem, backward, cli.threads()) -
+                  batch * heads * job.n * elem  // lse is a tensor: already in the measurement
+            : 0;
+    csv.row(to_string(job.variant), to_string(job.impl), job.n, d, heads, batch, job.pass,
+            fmt::format("{:.3f}", t.median_ms), t.peak_extra_bytes, fmt::format("{:.2f}", gflops),
+            job.variant == Variant::Fpa ? to_string(job.min_grad) : std::string("-"),
+            cli.get<std::string>("dtype"), cli.threads(), repeats,
+            fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch);
+    progress.update(++done, fmt::format("{} {} n={} {} {:.1f} ms", to_string(job.variant),
+                                        to_string(job.impl), job.n, job.pass, t.median_ms));
+  }
+  progress.finish();
+  csv.commit(Provenance::from(cli));
+  std::cout << "attention-bench: wrote " << cli.out() << " (" << csv.rows() << " rows)\n";
+  return 0;
+}

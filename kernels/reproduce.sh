@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Attention benchmark: kernels/reproduce.sh <bin-dir>, PROFILE=quick (default) or full.
+#   quick: n in {256, 512, 1024, 2048}, 3 repeats  (a few minutes on 2 shared cores)
+#   full : n in {256, ..., 8192} (the issue's list), 5 repeats; the reference stops at n=4096
+#          (--max-reference-n: its n x n matrices need ~2.5 GB there, ~10 GB at 8192).
+# Skips the run when results/bench/attention.csv is already complete for the profile.
+set -euo pipefail
+BIN=${1:?usage: kernels/reproduce.sh <bin-dir>}
+PROFILE=${PROFILE:-quick}
+OUT=results/bench/attention.csv
+THREADS=${BENCH_THREADS:-1}
+
+case "$PROFILE" in
+  quick) ARGS=(--n-list 256,512,1024,2048 --repeats 3) ;;
+  full)  ARGS=(--n-list 256,512,1024,2048,4096,8192 --repeats 5 --max-reference-n 4096) ;;
+  *) echo "error: PROFILE must be quick or full" >&2; exit 2 ;;
+esac
+
+# Complete = the sidecar exists and records the same n list (the CSV is written atomically
+# together with it, so a killed run leaves neither).
+if [[ -f "$OUT" && -f "$OUT.json" ]] && grep -q "\"n-list\": *\"${ARGS[1]}\"" "$OUT.json"; then
+  echo "bench: $OUT is complete for PROFILE=$PROFILE, skipping"
+  exit 0
+fi
+mkdir -p "$(dirname "$OUT")"
+nice -n 5 "$BIN/attention-bench" "${ARGS[@]}" --threads "$THREADS" --out "$OUT"

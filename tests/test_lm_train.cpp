@@ -1,0 +1,115 @@
+// Training: a killed-and-resumed run ends with the parameters of an uninterrupted one; a NaN
+// loss stops the run and keeps the last good checkpoint.
+#include "lm/checkpoint.h"
+#include "lm/distributed.h"
+#include "lm/trainer.h"
+#include "test_lm_util.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using namespace fpa::lm;
+
+namespace {
+
+TrainOptions micro_options(AttentionKind kind, const std::string& corpus, const std::string& out,
+                           int64_t steps) {
+  TrainOptions o;
+  o.model = testing::micro_model(kind);
+  o.train = testing::micro_train(steps);
+  o.train.accum = 2;
+  o.corpus_dir = corpus;
+  o.out_dir = out;
+  o.seed = 11;
+  o.show_progress = false;
+  return o;
+}
+
+void expect_same_parameters(const std::string& a, const std::string& b, bool bitwise) {
+  auto ma = load_model(a), mb = load_model(b);
+  const auto pa = ma.model->named_parameters(), pb = mb.model->named_parameters();
+  ASSERT_EQ(pa.size(), pb.size());
+  for (const auto& item : pa) {
+    const auto& other = pb[item.key()];
+    if (bitwise)
+      EXPECT_TRUE(item.value().equal(other)) << item.key();
+    else
+      EXPECT_TRUE(torch::allclose(item.value(), other, 1e-4, 1e-5)) << item.key();
+  }
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST(LmTrain, KilledAndResumedEqualsUninterrupted) {
+  const auto corpus = testing::make_corpus(20, 300, 5);
+  auto comm = communicator_from_env();
+  for (auto kind : {AttentionKind::Fpa, AttentionKind::Transformer}) {
+    const auto whole = testing::make_temp_dir("whole"), split = testing::make_temp_dir("split");
+    auto o = micro_options(kind, corpus, whole, 7);
+    const auto full = train(o, *comm);
+    ASSERT_FALSE(full.diverged);
+    EXPECT_EQ(full.steps_done, 7);
+
+    o.out_dir = split;
+    o.stop_after_steps = 5;  // killed after step 5: the last checkpoint is step 4
+    train(o, *comm);
+    EXPECT_EQ(load_model(split).step, 4);
+    o.stop_after_steps = -1;
+    EXPECT_THROW(train(o, *comm), std::runtime_error);  // existing run without --resume
+    o.resume = true;
+    const auto resumed = train(o, *comm);
+    EXPECT_EQ(resumed.steps_done, 7);
+    expect_same_parameters(whole, split, /*bitwise=*/true);
+    // The log of the resumed run has the same rows (elapsed time aside).
+    auto strip_time = [](std::string csv) {
+      std::string out, line;
+      std::istringstream in(csv);
+      while (std::getline(in, line)) out += line.substr(0, line.rfind(',')) + "\n";
+      return out;
+    };
+    EXPECT_EQ(strip_time(read(whole + "/log.csv")), strip_time(read(split + "/log.csv")));
+    fs::remove_all(whole);
+    fs::remove_all(split);
+  }
+  fs::remove_all(corpus);
+}
+
+TEST(LmTrain, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
+  const auto corpus = testing::make_corpus(20, 300, 6);
+  const auto out = testing::make_temp_dir("nan");
+  auto comm = communicator_from_env();
+  auto o = micro_options(AttentionKind::Fox, corpus, out, 8);
+  o.fault_nan_at_step = 5;
+  const auto r = train(o, *comm);
+  EXPECT_TRUE(r.diverged);
+  EXPECT_NE(r.message.find("nan"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("step 5"), std::string::npos) << r.message;
+  const auto m = load_model(out);
+  EXPECT_EQ(m.step, 4);
+  for (const auto& p : m.model->parameters()) EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
+  fs::remove_all(out);
+  fs::remove_all(corpus);
+}
+
+TEST(LmTrain, CorruptCheckpointIsAClearError) {
+  const auto dir = testing::make_temp_dir("corrupt");
+  std::ofstream(checkpoint_path(dir)) << "not a checkpoint";
+  try {
+    load_model(dir);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
