@@ -1,6 +1,7 @@
 """Language models (claim C5): perplexity and bits per byte per variant, loss against token
 position. Reads results/lm/summary.csv and every per-position CSV under results/lm/ (columns
 variant, position, val_loss, test_loss, ... as lm-eval --positions-out writes them)."""
+import glob
 import math
 import os
 
@@ -31,6 +32,13 @@ def build(results, out):
     sec.claims["C5"] = claim
     path = os.path.join(results, "lm", "summary.csv")
     rows = common.read_csv(path)
+    partial = []
+    if rows is None:  # lm/reproduce.sh writes summary.csv last; use the per-variant rows so far
+        for f in sorted(glob.glob(os.path.join(results, "lm", "summary-*.csv"))):
+            more = common.read_csv(f)
+            if common.has_columns(more, SUMMARY_COLUMNS, f):
+                rows = (rows or []) + more
+                partial.append(os.path.relpath(f, results))
     if not common.has_columns(rows, SUMMARY_COLUMNS, path):
         sec.tables.append(Table("lm_perplexity", "Language models: perplexity per variant",
                                 ["preset", "variant", "test ppl"], [[common.NOT_RUN, "-", "-"]]))
@@ -41,6 +49,9 @@ def build(results, out):
         return sec
     sec.status = "run"
     sec.sources.append("lm/summary.csv")
+    if partial:
+        sec.status = "partial: no lm/summary.csv yet; rows from " + ", ".join(partial)
+        sec.sources = partial
     groups = {}
     for r in rows:
         groups.setdefault((r["preset"], r["variant"]), []).append(r)

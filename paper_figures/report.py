@@ -9,7 +9,8 @@ import common
 from common import Table
 
 CLAIM_ORDER = ["C1", "C2", "C3", "C4", "C5", "C6"]
-INLINE_SKIP = {"kernels_time"}  # long; linked instead of shown
+INLINE_SKIP = {"kernels_time"}
+STUDY_STEPS = ["bench", "theory", "synthetic", "lm", "passkey"]  # the Makefile's order  # long; linked instead of shown
 
 
 def machine_now():
@@ -90,8 +91,11 @@ def write(results, report_path, sections, claims, errors):
         run += [f"- Profile: `{meta.get('profile', '?')}`",
                 f"- `make reproduce` started {meta.get('started_utc', '?')}, finished "
                 f"{meta.get('finished_utc', '?')}; total wall time {hms(total)} ({total:.0f} s){skipped}"]
-        for st in meta.get("steps", []):
-            run.append(f"  - {st.get('name')}: {hms(st.get('wall_s', 0))}, exit code {st.get('rc')}")
+        steps = {st.get("name"): st for st in meta.get("steps", [])}
+        for name in STUDY_STEPS:
+            st = steps.get(name)
+            run.append(f"  - {name}: {hms(st.get('wall_s', 0))}, exit code {st.get('rc')}" if st else
+                       f"  - {name}: not started (a study it depends on failed, or the run was interrupted)")
         run.append(f"- Machine: {m.get('nproc', '?')} CPUs ({m.get('cpu_model', '?')}), "
                    f"{m.get('memory_gib', '?')} GiB memory, {m.get('os', '?')}")
     else:

@@ -1,11 +1,12 @@
 # Language-model area tests (lm/): corpus, model, training (resume, NaN), 2-rank data parallelism.
 if(TARGET fpa_lm)
-  fpa_test(test_lm test_lm_corpus.cpp test_lm_model.cpp test_lm_train.cpp)
+  set(_lm ${CMAKE_CURRENT_LIST_DIR})
+  fpa_test(test_lm ${_lm}/test_lm_corpus.cpp ${_lm}/test_lm_model.cpp ${_lm}/test_lm_train.cpp
+           ${_lm}/test_lm_util.cpp)
   target_link_libraries(test_lm PRIVATE fpa_lm)
   # The 2-rank check runs the real launcher: lm-train --nproc 2.
-  fpa_test(test_lm_parallel test_lm_parallel.cpp test_lm_util.cpp)
+  fpa_test(test_lm_parallel ${_lm}/test_lm_parallel.cpp ${_lm}/test_lm_util.cpp)
   target_link_libraries(test_lm_parallel PRIVATE fpa_lm)
   target_compile_definitions(test_lm_parallel PRIVATE LM_TRAIN_PATH="$<TARGET_FILE:lm-train>")
   add_dependencies(test_lm_parallel lm-train)
-  target_sources(test_lm PRIVATE test_lm_util.cpp)
 endif()

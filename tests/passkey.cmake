@@ -12,3 +12,7 @@ if(TARGET fpa_passkey)
   fpa_test(test_passkey_decode test_passkey_decode.cpp)
   target_link_libraries(test_passkey_decode PRIVATE fpa_passkey)
 endif()
+if(TARGET passkey-train)
+  add_test(NAME passkey_train_resume
+           COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/test_resume.sh ${CMAKE_BINARY_DIR}/bin)
+endif()

@@ -9,11 +9,16 @@
 namespace fpa::testing {
 namespace {
 
-void skip_without_gpu() {
+// Why the GPU tests cannot run here, or "" when they can.
+std::string no_gpu_reason() {
   if (!impl_available(Impl::Cuda))
-    GTEST_SKIP() << "this build has no CUDA LibTorch (impl 'cuda' not compiled in)";
-  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device on this machine";
+    return "this build has no CUDA LibTorch (impl 'cuda' not compiled in)";
+  if (!at::hasCUDA()) return "no CUDA device on this machine";
+  return "";
 }
+
+#define SKIP_WITHOUT_GPU() \
+  if (const auto reason = no_gpu_reason(); !reason.empty()) GTEST_SKIP() << reason
 
 // Output and gradients of the CUDA implementation, computed on the GPU, returned on the CPU.
 Result run_cuda(const Inputs& in, AttentionOptions opts, at::ScalarType dtype) {
@@ -36,7 +41,7 @@ Result run_cuda(const Inputs& in, AttentionOptions opts, at::ScalarType dtype) {
 }
 
 TEST(FusedCuda, MatchesReference) {
-  skip_without_gpu();
+  SKIP_WITHOUT_GPU();
   const std::vector<Shape> shapes{{1, 1, 1, 16}, {2, 3, 5, 1}, {1, 2, 100, 64}, {2, 2, 130, 16},
                                   {1, 1, 300, 128}};
   uint64_t seed = 1;
@@ -59,7 +64,7 @@ TEST(FusedCuda, MatchesReference) {
 }
 
 TEST(FusedCuda, StraightThroughBackwardIsRefusedWithAClearError) {
-  skip_without_gpu();
+  SKIP_WITHOUT_GPU();
   const Inputs in = make_inputs({1, 1, 8, 4}, Variant::Fpa, Field::Random, 3);
   const AttentionOptions st{Variant::Fpa, Impl::Reference, MinGrad::StraightThrough, 1.0, 0.0};
   EXPECT_THROW(run_cuda(in, st, at::kFloat), std::exception);

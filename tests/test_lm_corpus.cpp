@@ -35,7 +35,7 @@ TEST(LmCorpus, SplitRuleIsEveryTenthDocument) {
 }
 
 TEST(LmCorpus, LoadsADirectoryInSortedOrderAndSkipsHiddenFiles) {
-  const auto dir = fpa::lm::testing::make_temp_dir("load");
+  const auto dir = fpa::lm::lmtest::make_temp_dir("load");
   for (int i = 19; i >= 0; --i) {  // written in reverse order
     std::ofstream(fs::path(dir) / (std::string(1, char('a' + i)) + ".txt")) << "doc " << i;
   }
@@ -50,7 +50,7 @@ TEST(LmCorpus, LoadsADirectoryInSortedOrderAndSkipsHiddenFiles) {
 
 TEST(LmCorpus, MissingOrTooSmallDirectoryIsAClearError) {
   EXPECT_THROW(load_corpus("/nonexistent/fpa-corpus"), std::runtime_error);
-  const auto dir = fpa::lm::testing::make_temp_dir("small");
+  const auto dir = fpa::lm::lmtest::make_temp_dir("small");
   std::ofstream(fs::path(dir) / "one.txt") << "x";
   EXPECT_THROW(load_corpus(dir), std::runtime_error);
   fs::remove_all(dir);

@@ -15,7 +15,7 @@ const AttentionKind kAll[] = {AttentionKind::Transformer, AttentionKind::Softmax
 TEST(LmModel, LogitsHaveShapeBatchLengthVocab) {
   for (auto k : kAll) {
     torch::manual_seed(0);
-    LanguageModel m(testing::micro_model(k));
+    LanguageModel m(lmtest::micro_model(k));
     const auto tokens = torch::randint(0, 256, {3, 11}, torch::kLong);
     const auto logits = m->forward(tokens);
     EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 11, 256})) << to_string(k);
@@ -46,7 +46,7 @@ TEST(LmModel, ParameterCountsAgreeUpToGateProjections) {
 TEST(LmModel, IsCausalForEveryVariant) {
   for (auto k : kAll) {
     torch::manual_seed(1);
-    LanguageModel m(testing::micro_model(k));
+    LanguageModel m(lmtest::micro_model(k));
     auto a = torch::randint(0, 256, {1, 12}, torch::kLong);
     auto b = a.clone();
     b[0][8] = (a[0][8].item<int64_t>() + 1) % 256;
@@ -70,9 +70,9 @@ TEST(LmModel, FpaStartsWithNegativeIncrementsLikeFoxGates) {
 }
 
 TEST(LmModel, InvalidConfigurationIsRejected) {
-  auto c = testing::micro_model(AttentionKind::Fox);
+  auto c = lmtest::micro_model(AttentionKind::Fox);
   c.heads = 3;
-  EXPECT_THROW(LanguageModel{c}, std::invalid_argument);
+  EXPECT_THROW({ LanguageModel m(c); }, std::invalid_argument);
   EXPECT_THROW(parse_attention_kind("softmax"), std::invalid_argument);
   EXPECT_THROW(preset("huge"), std::invalid_argument);
 }

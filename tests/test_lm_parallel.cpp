@@ -29,8 +29,8 @@ int run_train(const std::string& corpus, const std::string& out, int nproc) {
 
 TEST(LmParallel, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
   if (!distributed_available()) GTEST_SKIP() << "built without Gloo";
-  const auto corpus = testing::make_corpus(20, 300, 9);
-  const auto one = testing::make_temp_dir("rank1"), two = testing::make_temp_dir("rank2");
+  const auto corpus = lmtest::make_corpus(20, 300, 9);
+  const auto one = lmtest::make_temp_dir("rank1"), two = lmtest::make_temp_dir("rank2");
   ASSERT_EQ(run_train(corpus, one, 1), 0) << "see " << one << "/stdout.txt";
   ASSERT_EQ(run_train(corpus, two, 2), 0) << "see " << two << "/stdout.txt";
   auto a = load_model(one), b = load_model(two);

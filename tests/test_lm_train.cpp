@@ -19,8 +19,8 @@ namespace {
 TrainOptions micro_options(AttentionKind kind, const std::string& corpus, const std::string& out,
                            int64_t steps) {
   TrainOptions o;
-  o.model = testing::micro_model(kind);
-  o.train = testing::micro_train(steps);
+  o.model = lmtest::micro_model(kind);
+  o.train = lmtest::micro_train(steps);
   o.train.accum = 2;
   o.corpus_dir = corpus;
   o.out_dir = out;
@@ -52,10 +52,10 @@ std::string read(const std::string& path) {
 }  // namespace
 
 TEST(LmTrain, KilledAndResumedEqualsUninterrupted) {
-  const auto corpus = testing::make_corpus(20, 300, 5);
+  const auto corpus = lmtest::make_corpus(20, 300, 5);
   auto comm = communicator_from_env();
   for (auto kind : {AttentionKind::Fpa, AttentionKind::Transformer}) {
-    const auto whole = testing::make_temp_dir("whole"), split = testing::make_temp_dir("split");
+    const auto whole = lmtest::make_temp_dir("whole"), split = lmtest::make_temp_dir("split");
     auto o = micro_options(kind, corpus, whole, 7);
     const auto full = train(o, *comm);
     ASSERT_FALSE(full.diverged);
@@ -86,8 +86,8 @@ TEST(LmTrain, KilledAndResumedEqualsUninterrupted) {
 }
 
 TEST(LmTrain, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
-  const auto corpus = testing::make_corpus(20, 300, 6);
-  const auto out = testing::make_temp_dir("nan");
+  const auto corpus = lmtest::make_corpus(20, 300, 6);
+  const auto out = lmtest::make_temp_dir("nan");
   auto comm = communicator_from_env();
   auto o = micro_options(AttentionKind::Fox, corpus, out, 8);
   o.fault_nan_at_step = 5;
@@ -103,7 +103,7 @@ TEST(LmTrain, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
 }
 
 TEST(LmTrain, CorruptCheckpointIsAClearError) {
-  const auto dir = testing::make_temp_dir("corrupt");
+  const auto dir = lmtest::make_temp_dir("corrupt");
   std::ofstream(checkpoint_path(dir)) << "not a checkpoint";
   try {
     load_model(dir);

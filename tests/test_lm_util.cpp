@@ -9,7 +9,7 @@
 
 namespace fs = std::filesystem;
 
-namespace fpa::lm::testing {
+namespace fpa::lm::lmtest {
 
 std::string make_temp_dir(const std::string& tag) {
   auto dir = fs::temp_directory_path() / ("fpa-lm-" + tag + "-" + std::to_string(::getpid()));
@@ -52,4 +52,4 @@ TrainConfig micro_train(int64_t steps) {
   return t;
 }
 
-}  // namespace fpa::lm::testing
+}  // namespace fpa::lm::lmtest

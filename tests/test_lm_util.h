@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace fpa::lm::testing {
+namespace fpa::lm::lmtest {
 
 // Writes `docs` documents of pseudo-random words (deterministic in `seed`) to a new temporary
 // directory and returns its path.
@@ -16,4 +16,4 @@ std::string make_temp_dir(const std::string& tag);
 ModelConfig micro_model(AttentionKind kind);
 TrainConfig micro_train(int64_t steps);
 
-}  // namespace fpa::lm::testing
+}  // namespace fpa::lm::lmtest

@@ -32,10 +32,11 @@ TEST(SyntheticSweep, CsvLinesSplitWithQuotes) {
 TEST(SyntheticSweep, TinySweepRunsAggregatesAndResumes) {
   const fs::path dir = fs::temp_directory_path() / ("synthetic-sweep-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const std::string cmd = std::string(FPA_SYNTHETIC_SWEEP) +
-                          " --tasks brackets --models softmax,fpa --fpa-grads exact --seeds 1"
-                          " --steps 20 --n 16 --batch 8 --eval-every 10 --eval-seqs 16"
-                          " --out-dir " + dir.string() + " --out " + (dir / "summary.csv").string();
+  const std::string common = std::string(FPA_SYNTHETIC_SWEEP) +
+                             " --tasks brackets --models softmax,fpa --fpa-grads exact --seeds 1"
+                             " --steps 20 --n 16 --batch 8 --eval-every 10 --out-dir " + dir.string() +
+                             " --out " + (dir / "summary.csv").string();
+  const std::string cmd = common + " --eval-seqs 16";
   ASSERT_EQ(std::system((cmd + " 2>" + (dir.string() + ".log1")).c_str()), 0) << read(dir.string() + ".log1");
   const auto summary = read(dir / "summary.csv");
   const std::string spec_columns =
@@ -61,7 +62,7 @@ TEST(SyntheticSweep, TinySweepRunsAggregatesAndResumes) {
   EXPECT_EQ(read(dir / "summary.csv"), summary);
 
   // A changed configuration (fewer held-out sequences) makes the stored runs stale: both run again.
-  ASSERT_EQ(std::system((cmd + " --eval-seqs 8 2>" + (dir.string() + ".log3")).c_str()), 0);
+  ASSERT_EQ(std::system((common + " --eval-seqs 8 2>" + (dir.string() + ".log3")).c_str()), 0);
   EXPECT_NE(read(dir.string() + ".log3").find("0 complete, 2 to run"), std::string::npos)
       << read(dir.string() + ".log3");
   fs::remove_all(dir);

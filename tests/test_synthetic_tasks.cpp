@@ -172,13 +172,15 @@ TEST(SyntheticTasks, GeneratorRespectsConstraintsAndWeights) {
   const auto brackets = syn::sample_batch(syn::builtin_task("brackets"), table, 64, 64, rng);
   EXPECT_GE(brackets.field.min().item<double>(), 0.0);
   EXPECT_LE(brackets.field.max().item<double>(), 8.0);
-  const auto erase = syn::sample_batch(syn::builtin_task("erase"), table, 256, 64, rng);
+  const auto erase = syn::sample_batch(syn::builtin_task("erase"), table, 128, 128, rng);
   EXPECT_GE(erase.field.min().item<double>(), 0.0);
   EXPECT_LE(erase.field.max().item<double>(), 1.0);
-  // The erase weights are the long-run token fractions (anchors 30%, clears 10%).
-  const double total = double(erase.types.numel());
-  EXPECT_NEAR((erase.types == 0).sum().item<double>() / total, 0.30, 0.02);
-  EXPECT_NEAR((erase.types == 3).sum().item<double>() / total, 0.10, 0.02);
+  // The erase weights are the long-run token fractions (anchors 30%, clears 10%); skip the
+  // first 32 positions, where the start at level 0 still favours anchors.
+  const auto late = erase.types.slice(1, 32);
+  const double total = double(late.numel());
+  EXPECT_NEAR((late == 0).sum().item<double>() / total, 0.30, 0.02);
+  EXPECT_NEAR((late == 3).sum().item<double>() / total, 0.10, 0.02);
   const auto dips = syn::sample_batch(syn::builtin_task("dips"), table, 256, 64, rng);
   const std::vector<double> w = {0.1, 0.2, 0.3, 0.2, 0.2};
   for (int c = 0; c < 5; ++c)

@@ -44,7 +44,10 @@ TEST(TheoryLibrary, GeneratorsRespectTheirGrammar) {
   for (size_t t = 0; t < types.size(); ++t) {
     EXPECT_GE(level[t], 0.0);
     EXPECT_LE(level[t], 1.0);
-    if (types[t] == 0) EXPECT_EQ(level[t], 0.0), anchors++;
+    if (types[t] == 0) {
+      EXPECT_EQ(level[t], 0.0);
+      anchors++;
+    }
   }
   EXPECT_GT(anchors, 0);
 }

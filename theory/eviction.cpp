@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
     return true;
   }, "--eps: every epsilon must be a number in (0, 1)");
   cli.parse(argc, argv);
+  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
         record("worst_case", trial++, adversarial_eviction_case(n, R, 1.0, e));
     }
     progress.finish();
-    csv.commit(Provenance::from(cli));
+    csv.commit(provenance);
 
     fmt::print("random caches: {} , max change / (2 eps V) = {:.3g}, mean evicted fraction {:.3f}\n",
                random_cases, worst_random_ratio, evicted_sum / double(std::max<int64_t>(1, random_cases)));

@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
     return true;
   }, "--lengths: every length must be in [1, 8192]");
   cli.parse(argc, argv);
+  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
     csv.row("t2_fpa_witness", 3, 0, "a31_minus_a32", a31 - a32, 0, ok_w,
             "field (0,1,0.5): alive at query 3 = {1,3}");
     all_ok &= ok_w;
-    csv.commit(Provenance::from(cli));
+    csv.commit(provenance);
 
     fmt::print("T1 non-increasing fields: {} (lengths up to {}), max |b_fpa - b_fox| = {:.3g}, "
                "max |o_fpa - o_fox| = {:.3g}\n",

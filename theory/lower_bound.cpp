@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   cli.range("max-n", 1, 16);
   cli.range("max-d", 1, 14);
   cli.parse(argc, argv);
+  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
@@ -151,7 +152,7 @@ int main(int argc, char** argv) {
         }
         const int soft = largest[Selector::Softmax], fox = largest[Selector::Fox],
                   free = largest[Selector::FoxFreeWeight];
-        summary.row(trial, d, soft, fox, free, d == 1 ? fpa_max : 0, max_n);
+        summary.row(trial, d, soft, fox, free, d == 1 ? std::to_string(fpa_max) : std::string(), max_n);
         // The claims: softmax exactly d+1, FoX exactly d+1 (Dudley), relaxation exactly d+2
         // (each only decidable when n = claim + 1 was tested).
         auto claim = [&](int got, int want) { return want + 1 > max_n ? got >= std::min(want, max_n) : got == want; };
@@ -163,8 +164,8 @@ int main(int argc, char** argv) {
     }
     progress.finish();
     all_ok &= mismatches == 0;
-    csv.commit(Provenance::from(cli));
-    summary.commit(Provenance::from(cli));
+    csv.commit(provenance);
+    summary.commit(provenance);
 
     fmt::print("largest n fully shattered (softmax/fox/fox_free_weight), first draw: {}\n", per_d);
     fmt::print("FPA at d = 1 (q.k = 0): every subset of n keys realised for n = 1..{} (T3(a) "

@@ -167,6 +167,7 @@ int main(int argc, char** argv) {
     return true;
   }, "--eps: every epsilon must be a number in (0, 1)");
   cli.parse(argc, argv);
+  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
@@ -240,7 +241,7 @@ int main(int argc, char** argv) {
       }
     }
     progress.finish();
-    csv.commit(Provenance::from(cli));
+    csv.commit(provenance);
 
     fmt::print("T3(a) target sets realised exactly with the gap: {}/{} (max non-member bias + gap "
                "= {:.3g})\n", a.exact, a.cases, a.worst_gap_shortfall);
@@ -251,12 +252,12 @@ int main(int argc, char** argv) {
     for (size_t e = 0; e < eps.size(); ++e)
       masses += fmt::format("{}eps={}: min mass {:.9f} (needs >= {})", e ? "; " : "", eps[e],
                             min_mass_at_eps[e], 1 - eps[e]);
-    fmt::print("T3(c) beta = log(n/eps): {}; max outside mass / bound = {:.6f}; weights vs "
+    fmt::print("T3(c) beta = log(n/eps): {}; max outside mass / bound = {:.12f}; weights vs "
                "fpa::attention (n <= {}): max diff {:.3g}\n", masses, worst_ratio,
                kernel_check_max_n, worst_kernel_diff);
     fmt::print("wrote {}\n", cli.out());
     fmt::print("{} T3: (a) {}/{} sets exact, (b) {}/{} sequences exact with dead bias <= {}, (c) "
-               "outside mass <= {:.4f} x bound and min target mass {:.9f} at eps = {}\n",
+               "outside mass <= {:.12f} x bound and min target mass {:.9f} at eps = {}\n",
                all_ok ? "PASS" : "FAIL", a.exact, a.cases, sets_equal, sequences, worst_dead,
                worst_ratio, min_mass_at_eps.back(), eps.back());
     return all_ok ? 0 : 1;

@@ -17,6 +17,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <chrono>
 #include <functional>
 #include <iostream>
@@ -32,7 +33,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Timing {
-  double median_ms = 0;
+  double median_ms = 0;      // wall clock
+  double median_cpu_ms = 0;  // CPU time of the whole process (all threads)
   int64_t peak_extra_bytes = 0;
 };
 
@@ -40,22 +42,36 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// Process CPU time: on a shared machine the wall clock includes time spent waiting for a core;
+// with one thread, CPU time is close to the wall time the pass would take on an idle machine.
+double cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+double median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const size_t m = x.size();
+  return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
+}
+
 // Runs `pass` warmup + repeats times; returns the median time and the largest peak extra memory.
 Timing measure(const std::function<void()>& pass, int warmup, int repeats) {
   for (int r = 0; r < warmup; ++r) pass();
-  std::vector<double> ms;
+  std::vector<double> ms, cpu;
   int64_t peak = 0;
   for (int r = 0; r < repeats; ++r) {
     const int64_t before = bench::live_bytes();
     bench::reset_peak();
+    const double c0 = cpu_ms();
     const auto t0 = Clock::now();
     pass();
     ms.push_back(ms_since(t0));
+    cpu.push_back(cpu_ms() - c0);
     peak = std::max(peak, bench::peak_bytes() - before);
   }
-  std::sort(ms.begin(), ms.end());
-  const size_t m = ms.size();
-  return {m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]), peak};
+  return {median(ms), median(cpu), peak};
 }
 
 // Nominal useful FLOPs of causal attention, the same for every implementation: QK^T and PV on
@@ -67,12 +83,14 @@ double attention_flops(int64_t batch, int64_t heads, int64_t n, int64_t d, bool 
   return backward ? 3.5 * fwd : fwd;
 }
 
-// GFLOP/s of one LibTorch matmul of (m x k) by (k x n), median of a few, same threads.
-double matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype) {
+// GFLOP/s of one LibTorch matmul of (m x k) by (k x n), median of a few, same threads:
+// {by wall time, by CPU time}.
+std::pair<double, double> matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype) {
   auto a = at::randn({m, k}, at::TensorOptions().dtype(dtype));
   auto b = at::randn({k, n}, at::TensorOptions().dtype(dtype));
-  const Timing t = measure([&] { (void)at::matmul(a, b); }, 1, 5);
-  return 2.0 * double(m * k * n) / (t.median_ms * 1e-3) / 1e9;
+  const Timing t = measure([&] { (void)at::matmul(a, b); }, 1, 7);
+  const double flops = 2.0 * double(m * k * n);
+  return {flops / (t.median_ms * 1e-3) / 1e9, flops / (t.median_cpu_ms * 1e-3) / 1e9};
 }
 
 // GFLOP/s of the fused kernels' tile product (64 x 64 x d, through fused_gemm).
@@ -184,12 +202,12 @@ int main(int argc, char** argv) {
 
   // The machine's matmul rate through LibTorch, in this run and with these threads: a square
   // product (compute-bound) and the fused kernels' own tile product.
-  const double mm_rate = matmul_gflops(1024, 1024, 1024, dtype);
+  const auto [mm_rate, mm_cpu_rate] = matmul_gflops(1024, 1024, 1024, dtype);
   const double tile_rate = tile_gemm_gflops(d);
   std::cout << fmt::format(
       "attention-bench: threads {}, tile products via {}, LibTorch matmul 1024^3 {:.1f} GFLOP/s, "
       "fused tile gemm 64x64x{} {:.1f} GFLOP/s (float32)\n",
-      cli.threads(), fused_gemm_backend(), mm_rate, d, tile_rate);
+      cli.threads(), fused_gemm_backend(), mm_rate, mm_cpu_rate, d, tile_rate);
 
   std::vector<Impl> runnable;
   for (Impl i : impls) {
@@ -200,7 +218,8 @@ int main(int argc, char** argv) {
   CsvWriter csv(cli.out(), {"variant", "impl", "n", "head_dim", "heads", "batch", "pass",
                             "median_ms", "peak_extra_bytes", "gflops", "min_grad", "dtype",
                             "threads", "repeats", "matmul_gflops", "tile_gemm_gflops",
-                            "scratch_bytes"});
+                            "scratch_bytes", "median_cpu_ms", "cpu_gflops",
+                            "matmul_cpu_gflops"});
   struct Job {
     Variant variant;
     Impl impl;
@@ -269,7 +288,10 @@ int main(int argc, char** argv) {
             fmt::format("{:.3f}", t.median_ms), t.peak_extra_bytes, fmt::format("{:.2f}", gflops),
             job.variant == Variant::Fpa ? to_string(job.min_grad) : std::string("-"),
             cli.get<std::string>("dtype"), cli.threads(), repeats,
-            fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch);
+            fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch,
+            fmt::format("{:.3f}", t.median_cpu_ms),
+            fmt::format("{:.2f}", gflops * t.median_ms / t.median_cpu_ms),
+            fmt::format("{:.2f}", mm_cpu_rate));
     progress.update(++done, fmt::format("{} {} n={} {} {:.1f} ms", to_string(job.variant),
                                         to_string(job.impl), job.n, job.pass, t.median_ms));
   }

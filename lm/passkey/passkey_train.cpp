@@ -7,6 +7,7 @@
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
+#include "lm/impl_choice.h"
 #include "lm/model.h"
 #include "lm/passkey/batch.h"
 #include "lm/presets.h"
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
       ("layers", po::value<int64_t>()->default_value(2), "layers")
       ("heads", po::value<int64_t>()->default_value(4), "heads per layer")
       ("min-grad", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
-      ("impl", po::value<std::string>()->default_value("reference"), "attention implementation: reference, fused")
+      ("impl", po::value<std::string>()->default_value("auto"), "attention implementation: auto (fused when available), reference, fused")
       ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
       ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
       ("corpus-dir", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
       ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
       ("filler-file", po::value<std::string>()->default_value(""), "filler text file (default: the classic sentences)")
       ("checkpoint-every", po::value<int64_t>()->default_value(50), "steps between checkpoints")
+      ("stop-after", po::value<int64_t>()->default_value(0), "stop (with a checkpoint) after this many steps in this invocation; 0: run to --steps (tests of --resume)")
       ("resume", po::bool_switch()->default_value(false), "continue from <out-dir>/checkpoint.pt if present");
   cli.range("steps", 1, 1e9);
   cli.range("batch", 1, 1e6);
@@ -110,11 +112,12 @@ int main(int argc, char** argv) {
   cli.range("corpus-fraction", 0, 1);
   cli.range("key-digits", 1, 18);
   cli.range("checkpoint-every", 1, 1e9);
+  cli.range("stop-after", 0, 1e9);
   cli.require([](const po::variables_map& vm) { return vm.count("out-dir") > 0; }, "--out-dir is required");
   cli.require([](const po::variables_map& vm) {
     lm::parse_attention_kind(vm["variant"].as<std::string>());
     fpa::parse_min_grad(vm["min-grad"].as<std::string>());
-    fpa::parse_impl(vm["impl"].as<std::string>());
+    if (vm["impl"].as<std::string>() != "auto") fpa::parse_impl(vm["impl"].as<std::string>());
     return true;
   }, "bad --variant, --min-grad or --impl");
   cli.require([](const po::variables_map& vm) {
@@ -137,7 +140,7 @@ int main(int argc, char** argv) {
     mc.heads = cli.get<int64_t>("heads");
     mc.context = cli.get<int64_t>("length");
     mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("min-grad"));
-    mc.impl = fpa::parse_impl(cli.get<std::string>("impl"));
+    mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
     mc.validate();
 
     lm::TrainConfig tc;
@@ -181,6 +184,8 @@ int main(int argc, char** argv) {
       return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     model->train();
+    const int64_t stop_after = cli.get<int64_t>("stop-after");
+    const int64_t first_step = progress.step;
     while (progress.step < tc.steps) {
       const double lr = lm::learning_rate(tc, progress.step);
       for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
@@ -201,10 +206,16 @@ int main(int argc, char** argv) {
       progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f}\n", progress.step, progress.tokens,
                                        value, loss.all_ce, loss.answer_ce, lr, elapsed());
       bar.update(progress.step, fmt::format("loss {:.3f} answer {:.3f}", value, loss.answer_ce));
-      if (progress.step % cli.get<int64_t>("checkpoint-every") == 0 || progress.step == tc.steps) {
+      const bool stopping = stop_after > 0 && progress.step - first_step >= stop_after;
+      if (progress.step % cli.get<int64_t>("checkpoint-every") == 0 || progress.step == tc.steps ||
+          stopping) {
         progress.elapsed_s = elapsed();
         progress.sampler_state = data.state();
         lm::save_checkpoint(ckpt, model, optimizer, progress);
+      }
+      if (stopping) {
+        std::cerr << fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", progress.step);
+        return 0;
       }
     }
     bar.finish();
