@@ -20,12 +20,15 @@
 #include "fused_math.h"
 
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
 
 #include <cmath>
 #include <vector>
 
 namespace fpa::fused {
 namespace {
+
+constexpr int64_t kMaxTile = 256;
 
 // First query block of chunk c when `blocks` causal blocks (block q costs q + 1 tiles) are
 // split into `chunks` chunks of about equal work.
@@ -37,6 +40,62 @@ int64_t chunk_start(int64_t c, int64_t chunks, int64_t blocks) {
   double work = 0;
   while (qb < blocks && work < target) work += double(++qb);
   return qb;
+}
+
+// Straight-through part of the field's gradient for one tile, general form: log Z given per
+// entry (logz), ratios and weights by exp of log differences, so nothing overflows.
+template <class T>
+void straight_through_general(const T* phi, int64_t cols, int64_t rows, bool diagonal, T inv_tau,
+                              const T* g, const T* logz, int64_t ld, T* carry_r, T* carry_logz,
+                              double* dphi) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t valid = diagonal ? r + 1 : cols;
+    T R = carry_r[r], prev = carry_logz[r];
+    for (int64_t c = 0; c < valid; ++c) {
+      const T lz = logz[r * ld + c];
+      R = R * std::exp(lz - prev) + g[r * ld + c];  // Z_l / Z_{l-1} = exp(log Z_l - log Z_{l-1})
+      dphi[c] += double(std::exp(-phi[c] * inv_tau - lz) * R);  // (w_l / Z_l) R_l
+      prev = lz;
+    }
+    carry_r[r] = R;
+    carry_logz[r] = prev;
+  }
+}
+
+// The same for an off-diagonal tile whose own soft-min mass spans at most max_tile_range in
+// log space: Z_j = exp(tl_j) + exp(rz_i) is factored per row as exp(m_i) (E_j F_i + G_i) with
+// E_j = exp(tl_j - tl_0) in [e^-range, 1] and max(F_i, G_i) = 1, so the per-entry work is a
+// multiply-add and two divisions instead of three exponentials and a logarithm.
+template <class T>
+void straight_through_factored(const BlockBias<T>& block, const T* phi, int64_t cols,
+                               int64_t rows, T inv_tau, const T* g, int64_t ld, T* carry_r,
+                               T* carry_logz, std::vector<double>& col, double* dphi) {
+  const T* tl = block.tile_log_z();
+  const T* rz = block.right_log_z();
+  T e[kMaxTile], w[kMaxTile];
+  for (int64_t c = 0; c < cols; ++c) {
+    e[c] = std::exp(tl[c] - tl[0]);
+    w[c] = std::exp(-phi[c] * inv_tau - tl[0]);  // w_j / exp(tl_0) <= e[c]
+  }
+  std::fill(col.begin(), col.end(), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T m = std::max(tl[0], rz[r]);
+    const T f = std::exp(tl[0] - m), gr = std::exp(rz[r] - m);
+    T prev_z = e[0] * f + gr;
+    T ratio = std::exp(m + std::log(prev_z) - carry_logz[r]);
+    T R = carry_r[r];
+    const T* gr_row = g + r * ld;
+    for (int64_t c = 0; c < cols; ++c) {
+      const T z = e[c] * f + gr;
+      if (c > 0) ratio = z / prev_z;
+      R = R * ratio + gr_row[c];
+      col[c] += double(w[c] * f / z * R);
+      prev_z = z;
+    }
+    carry_r[r] = R;
+    carry_logz[r] = m + std::log(prev_z);
+  }
+  for (int64_t c = 0; c < cols; ++c) dphi[c] += col[c];
 }
 
 }  // namespace
@@ -57,6 +116,10 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
   const bool straight = fpa && p.min_grad == MinGrad::StraightThrough;
   const BiasRequest request{exact, straight};
   const T inv_tau = T(1.0 / p.tau), scale = T(p.scale);
+  // Largest log-space span of a tile's own soft-min mass for the factored straight-through path
+  // (keeps E_j = exp(tl_j - tl_0) a normal number with room to spare).
+  const T max_tile_range = sizeof(T) == 4 ? T(60) : T(600);
+  TORCH_CHECK(B <= kMaxTile, "fused attention: tile size must be <= ", kMaxTile);
   at::parallel_for(0, bhs * chunks, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> prob(B * B), ds(B * B), bias(B * B), logz(straight ? B * B : 0);
     std::vector<int32_t> arg(exact ? B * B : 0);
@@ -93,8 +156,9 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
           const int64_t j0 = t * B, cols = std::min(j0 + B, i1) - j0;
           const bool diagonal = t == qb;
           gemm_nt<T>(rows, cols, d, scale, qi, d, k + j0 * d, d, T(0), prob.data(), B);
-          block.tile(t, bias.data(), exact ? arg.data() : nullptr,
-                     straight ? logz.data() : nullptr, B);
+          // Off-diagonal tiles: the exact argmin and log Z are used in factored form below.
+          block.tile(t, bias.data(), exact && diagonal ? arg.data() : nullptr,
+                     straight && diagonal ? logz.data() : nullptr, B);
           for (int64_t r = 0; r < rows; ++r) {
             T* pr = prob.data() + r * B;
             const T* br = bias.data() + r * B;
@@ -127,25 +191,36 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
             if (p.variant == Variant::Fox) dgate[i0 + r] += row;
           }
           for (int64_t c2 = 0; c2 < cols; ++c2) dgate[j0 + c2] -= col[c2];
-          if (exact) {
+          if (exact && diagonal) {
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t c2 = 0; c2 <= r; ++c2) dgate[arg[r * B + c2]] += ds[r * B + c2];
+          } else if (exact) {
+            // l* is the query's right-part argmin or the key's tile-suffix argmin.
+            const T* tmin = block.tile_min();
+            std::fill(col.begin(), col.end(), 0.0);
             for (int64_t r = 0; r < rows; ++r) {
-              const int64_t valid = diagonal ? r + 1 : cols;
-              for (int64_t c2 = 0; c2 < valid; ++c2)
-                dgate[arg[r * B + c2]] += ds[r * B + c2];
-            }
-          } else if (straight) {
-            for (int64_t r = 0; r < rows; ++r) {
-              const int64_t valid = diagonal ? r + 1 : cols;
-              T R = carry_r[r], prev = carry_logz[r];
-              for (int64_t c2 = 0; c2 < valid; ++c2) {
-                const T lz = logz[r * B + c2];
-                R = R * std::exp(lz - prev) + ds[r * B + c2];
-                dgate[j0 + c2] += double(std::exp(-gate[j0 + c2] * inv_tau - lz) * R);
-                prev = lz;
+              const T right = block.right_min()[r];
+              const T* dsr = ds.data() + r * B;
+              double to_right = 0;
+              for (int64_t c2 = 0; c2 < cols; ++c2) {
+                const bool right_wins = right <= tmin[c2];
+                to_right += right_wins ? double(dsr[c2]) : 0.0;
+                col[c2] += right_wins ? 0.0 : double(dsr[c2]);
               }
-              carry_r[r] = R;
-              carry_logz[r] = prev;
+              dgate[block.right_arg()[r]] += to_right;
             }
+            for (int64_t c2 = 0; c2 < cols; ++c2) dgate[block.tile_arg()[c2]] += col[c2];
+          } else if (straight) {
+            const T* tl = block.tile_log_z();
+            const bool factored = !diagonal && tl[0] - tl[cols - 1] <= max_tile_range;
+            if (!factored && !diagonal) block.fill_log_z(cols, logz.data(), B);
+            if (factored)
+              straight_through_factored(block, gate + j0, cols, rows, inv_tau, ds.data(), B,
+                                        carry_r.data(), carry_logz.data(), col, dgate + j0);
+            else
+              straight_through_general(gate + j0, cols, rows, diagonal, inv_tau, ds.data(),
+                                       logz.data(), B, carry_r.data(), carry_logz.data(),
+                                       dgate + j0);
           }
         }
       }

@@ -158,17 +158,35 @@ class BlockBias {
       const T right = right_min_[r];
       T* b = bias + r * ld;
       for (int64_t c = 0; c < cols; ++c) b[c] = std::min(tile_min_[c], right) - phi[c];
-      if (request_.argmin) {
+      if (request_.argmin && arg) {
         int32_t* a = arg + r * ld;
         for (int64_t c = 0; c < cols; ++c)
           a[c] = right <= tile_min_[c] ? right_arg_[r] : tile_arg_[c];
       }
-      if (request_.log_z) {
-        T* z = logz + r * ld;
-        for (int64_t c = 0; c < cols; ++c) z[c] = log_add_exp(tile_lse_[c], right_lse_[r]);
-      }
+    }
+    if (request_.log_z && logz) fill_log_z(cols, logz, ld);
+  }
+
+ public:
+  // Off-diagonal tiles, after tile(): the parts the path minimum and log Z are combined from.
+  // l*(i, j) is right_arg(r) when right_min(r) <= tile_min(c) (the later part wins ties), else
+  // tile_arg(c); log Z_j = log_add_exp(tile_log_z(c), right_log_z(r)).
+  const T* tile_min() const { return tile_min_.data(); }
+  const int32_t* tile_arg() const { return tile_arg_.data(); }
+  const T* tile_log_z() const { return tile_lse_.data(); }
+  const T* right_min() const { return right_min_.data(); }
+  const int32_t* right_arg() const { return right_arg_.data(); }
+  const T* right_log_z() const { return right_lse_.data(); }
+
+  // logz[r * ld + c] = log Z for every entry of the last off-diagonal tile (the general path).
+  void fill_log_z(int64_t cols, T* logz, int64_t ld) const {
+    for (int64_t r = 0; r < i1_ - i0_; ++r) {
+      T* z = logz + r * ld;
+      for (int64_t c = 0; c < cols; ++c) z[c] = log_add_exp(tile_lse_[c], right_lse_[r]);
     }
   }
+
+ private:
 
   // The diagonal tile: a direct scan j = i, i-1, ..., i0 per query.
   void fpa_diagonal(T* bias, int32_t* arg, T* logz, int64_t ld) {

@@ -111,7 +111,7 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
 at::Tensor fused_attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& gate, const AttentionOptions& opts,
                                int64_t tile) {
-  check(tile >= 1, "fused attention: tile size must be >= 1");
+  check(tile >= 1 && tile <= 256, "fused attention: tile size must be in [1, 256]");
   check(!q.is_cuda(), "fused attention: CPU tensors only");
   // An undefined tensor cannot pass through an autograd function's arguments in every LibTorch
   // version; softmax gets an empty placeholder that the kernels ignore.

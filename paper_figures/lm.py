@@ -168,13 +168,13 @@ def position_figure(positions, out):
         if not pts:
             continue
         xs = [p + 1 for p, _ in pts]
-        ys = smooth([l / math.log(2) for _, l in pts], 0.1)
+        ys = smooth([l / math.log(2) for _, l in pts], 0.2)
         ax.plot(xs, ys, color=style.colour(d["variant"]), linestyle=style.LINESTYLES[idx % 4], linewidth=1.3,
                 label=style.label(d["variant"]) + (f" [{d['run']}]" if idx else ""))
     ax.set_xscale("log")
     ax.set_xlabel("token position in the context window (bytes, log scale)")
     ax.set_ylabel("test loss (bits per byte)")
-    ax.set_title("Loss against token position (moving mean over +-10% of the position)")
+    ax.set_title("Loss against token position (moving mean over +-20% of the position)")
     ax.legend()
     fig.tight_layout()
     return style.save(fig, out, "lm_loss_by_position"), ("Test loss against token position "

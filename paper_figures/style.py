@@ -51,6 +51,7 @@ plt.rcParams.update({
     "ytick.labelsize": 9,
     "axes.grid": True,
     "grid.alpha": 0.3,
+    "axes.axisbelow": True,
     "svg.hashsalt": "fpa",
 })
 

@@ -56,6 +56,10 @@ def build(results, out):
     sec.claims["C4"] = claim
     path = os.path.join(results, "synthetic", "summary.csv")
     rows = common.read_csv(path)
+    partial = False
+    if rows is None:  # the sweep writes summary.csv at its end; summarise the finished runs so far
+        rows = summarize_runs(results)
+        partial = bool(rows)
     if not common.has_columns(rows, SUMMARY_COLUMNS, path):
         sec.tables.append(Table("synthetic_convergence", "Synthetic tasks: seeds converged / seeds run",
                                 ["task", "model", "head dim", "converged / run"],
@@ -63,6 +67,10 @@ def build(results, out):
         return sec
     sec.status = "run"
     sec.sources.append("synthetic/summary.csv")
+    if partial:
+        sec.status = ("partial: no synthetic/summary.csv yet; summarised by make_all.py from the "
+                      "finished runs in synthetic/runs/")
+        sec.sources = ["synthetic/runs/"]
     rows.sort(key=lambda r: (task_sort(r["task"]), int(num(r["head_dim"], 0)), model_sort(model_key(r))))
 
     table = Table("synthetic_convergence",
@@ -94,6 +102,30 @@ def build(results, out):
     claim.links = ["figures/synthetic_convergence.md", "figures/synthetic_convergence.png",
                    "synthetic/summary.csv"]
     return sec
+
+
+def summarize_runs(results):
+    """Summary rows (SPEC columns) from the final rows of the per-run CSVs, for a sweep that has
+    not written summary.csv yet. Returns [] when there are none."""
+    groups = {}
+    for f in common.csv_files(os.path.join(results, "synthetic", "runs")):
+        if f.endswith(".dump.csv"):
+            continue
+        final = [r for r in (common.read_csv(f) or []) if r.get("phase") == "final"]
+        if final:
+            r = final[-1]
+            groups.setdefault((r["task"], r["model"], r.get("fpa_grad", "n/a"), r["head_dim"]), []).append(r)
+    rows = []
+    for (task, model, grad, hd), g in sorted(groups.items()):
+        mass = [num(r["mass"]) for r in g]
+        mu = common.mean(mass)
+        rows.append({"task": task, "model": model, "fpa_grad": grad, "head_dim": hd, "seeds_run": str(len(g)),
+                     "seeds_converged": str(sum(r["converged"] == "1" for r in g)), "mass_mean": repr(mu),
+                     "mass_std": repr(math.sqrt(common.mean([(m - mu) ** 2 for m in mass]))),
+                     "mass2n_mean": repr(common.mean([num(r["mass2n"]) for r in g])),
+                     "nmse_mean": repr(common.mean([num(r["nmse"]) for r in g])),
+                     "nmse2n_mean": repr(common.mean([num(r["nmse2n"]) for r in g])), "runs_missing": "-"})
+    return rows
 
 
 def run_setting(results):

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
       ("eval-seqs", fpa::po::value<int>()->default_value(256), "held-out sequences at n and 2n")
       ("impl", fpa::po::value<std::string>()->default_value("reference"), "attention implementation")
       ("st-tau", fpa::po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
+      ("summarize-only", fpa::po::bool_switch(), "run nothing: summarise the runs already complete")
       ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
@@ -116,11 +117,11 @@ int main(int argc, char** argv) {
   std::vector<const syn::SweepRun*> todo;
   for (const auto& r : runs) {
     auto row = syn::read_final_row(csv_of(r), syn::config_key(r.config));
-    if (row.empty()) todo.push_back(&r);
-    else finals[r.name] = row;
+    if (!row.empty()) finals[r.name] = row;
+    else if (!cli.flag("summarize-only")) todo.push_back(&r);
   }
   std::cerr << fmt::format("synthetic-sweep: {} runs in the grid, {} complete, {} to run with -j {}\n",
-                           runs.size(), runs.size() - todo.size(), todo.size(), cli.get<int>("jobs"));
+                           runs.size(), finals.size(), todo.size(), cli.get<int>("jobs"));
 
   fpa::Progress progress("synthetic-sweep", int64_t(todo.size()), "run");
   std::map<pid_t, const syn::SweepRun*> running;

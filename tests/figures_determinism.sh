@@ -21,11 +21,13 @@ done
 "$py" "$repo/paper_figures/compare_tables.py" "$tmp/a/figures" "$tmp/b/figures" || fail "tables differ between two runs"
 for png in "$tmp"/a/figures/*.png; do
   cmp -s "$png" "$tmp/b/figures/$(basename "$png")" || fail "figure $(basename "$png") differs between two runs"
-  [[ -s ${png%.png}.pdf ]] || fail "no PDF next to $(basename "$png")"
+  pdf=${png%.png}.pdf
+  [[ -s $pdf ]] || fail "no PDF next to $(basename "$png")"
+  cmp -s "$pdf" "$tmp/b/figures/$(basename "$pdf")" || fail "figure $(basename "$pdf") differs between two runs"
 done
 n_png=$(ls "$tmp"/a/figures/*.png | wc -l)
 [[ $n_png -ge 8 ]] || fail "expected at least 8 figures from the fixture, got $n_png"
-echo "ok   fixture: tables and $n_png figures identical across two runs"
+echo "ok   fixture: tables and $n_png figures (PNG and PDF) identical across two runs"
 
 # 2. Verdict rules on the fixture: C1, C2, C4, C5, C6 hold there; C3's theorem has a failing row.
 claims="$tmp/a/figures/claims.md"

@@ -29,7 +29,7 @@ std::string case_name(const Case& c) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases{{Variant::Softmax, MinGrad::Exact, Field::Random}};
   for (Field f : {Field::Random, Field::Integer, Field::Flat, Field::Increasing,
-                  Field::Decreasing}) {
+                  Field::Decreasing, Field::Steep}) {
     cases.push_back({Variant::Fox, MinGrad::Exact, f});
     cases.push_back({Variant::Fpa, MinGrad::Exact, f});
     cases.push_back({Variant::Fpa, MinGrad::StraightThrough, f});

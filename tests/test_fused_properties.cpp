@@ -16,7 +16,7 @@ RC_GTEST_PROP(FusedProperty, MatchesReferenceOnRandomProblems, ()) {
   const auto variant = *rc::gen::element(Variant::Softmax, Variant::Fox, Variant::Fpa);
   const auto min_grad = *rc::gen::element(MinGrad::Exact, MinGrad::StraightThrough);
   const auto field = *rc::gen::element(Field::Random, Field::Integer, Field::Flat,
-                                       Field::Increasing, Field::Decreasing);
+                                       Field::Increasing, Field::Decreasing, Field::Steep);
   const double tau = *rc::gen::element(0.25, 1.0, 3.0);
   const auto dtype = *rc::gen::element(at::kDouble, at::kFloat);
   const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000000);

@@ -23,6 +23,8 @@ enum class Field {
   Flat,        // long stretches of equal levels with rare steps
   Increasing,  // every key stays alive (FPA exact: zero field gradient)
   Decreasing,  // FPA equals FoX here
+  Steep,       // random walk with large steps: a tile's soft-min mass spans more than the
+               // factored straight-through path allows, so the general path runs
 };
 
 inline const char* name(Field f) {
@@ -32,6 +34,7 @@ inline const char* name(Field f) {
     case Field::Flat: return "flat";
     case Field::Increasing: return "increasing";
     case Field::Decreasing: return "decreasing";
+    case Field::Steep: return "steep";
   }
   return "?";
 }
@@ -55,6 +58,7 @@ inline at::Tensor make_field(int64_t b, int64_t h, int64_t n, Field f, at::Gener
       break;
     case Field::Increasing: inc = at::rand({b, h, n}, gen, o) + 0.01; break;
     case Field::Decreasing: inc = -at::rand({b, h, n}, gen, o) - 0.01; break;
+    case Field::Steep: inc = at::randn({b, h, n}, gen, o) * 40.0; break;
   }
   return at::cumsum(inc, -1);
 }

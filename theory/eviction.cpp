@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     progress.finish();
     csv.commit(provenance);
 
-    fmt::print("random caches: {} , max change / (2 eps V) = {:.3g}, mean evicted fraction {:.3f}\n",
+    fmt::print("random caches: {}, max change / (2 eps V) = {:.3g}, mean evicted fraction {:.3f}\n",
                random_cases, worst_random_ratio, evicted_sum / double(std::max<int64_t>(1, random_cases)));
     fmt::print("near-worst-case caches: max change / (2 eps V) = {:.6f} (the bound is nearly tight)\n",
                worst_ratio);

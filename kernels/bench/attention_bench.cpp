@@ -93,9 +93,9 @@ std::pair<double, double> matmul_gflops(int64_t m, int64_t k, int64_t n, at::Sca
   return {flops / (t.median_ms * 1e-3) / 1e9, flops / (t.median_cpu_ms * 1e-3) / 1e9};
 }
 
-// GFLOP/s of the fused kernels' tile product (64 x 64 x d, through fused_gemm).
-double tile_gemm_gflops(int64_t d) {
-  const int64_t t = kFusedTile, reps = 2000;
+// GFLOP/s of the fused kernels' tile product (t x t x d, through fused_gemm).
+double tile_gemm_gflops(int64_t t, int64_t d) {
+  const int64_t reps = 2000 * 64 * 64 / (t * t);
   std::vector<float> a(t * d, 0.5f), b(t * d, 0.25f), c(t * t);
   const auto t0 = Clock::now();
   for (int64_t r = 0; r < reps; ++r)
@@ -149,6 +149,8 @@ int main(int argc, char** argv) {
       ("dtype", po::value<std::string>()->default_value("float32"), "float32 or float64")
       ("repeats", po::value<int>()->default_value(5), "timed repeats (median reported)")
       ("warmup", po::value<int>()->default_value(1), "untimed repeats first")
+      ("tile", po::value<int>()->default_value(int(kFusedTile)),
+       "query block / key tile size of the fused kernels")
       ("max-reference-n", po::value<int>()->default_value(4096),
        "largest n for the reference (its n x n matrices need ~2.5 GB at n=4096, 4 heads)");
   cli.range("head-dim", 1, 4096);
@@ -157,6 +159,7 @@ int main(int argc, char** argv) {
   cli.range("repeats", 1, 1000);
   cli.range("warmup", 0, 1000);
   cli.range("max-reference-n", 0, 1 << 20);
+  cli.range("tile", 1, 256);
   cli.require([](const po::variables_map& vm) {
     const auto s = vm["dtype"].as<std::string>();
     return s == "float32" || s == "float64";
@@ -192,6 +195,13 @@ int main(int argc, char** argv) {
   const int repeats = quick ? std::min(3, cli.get<int>("repeats")) : cli.get<int>("repeats");
   const int warmup = cli.get<int>("warmup");
   const int max_ref_n = cli.get<int>("max-reference-n");
+  const int64_t tile = cli.get<int>("tile");
+  // Every implementation through the one entry point; the fused one with the chosen tile.
+  auto run_attention = [tile](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                              const at::Tensor& gate, const AttentionOptions& o) {
+    return o.impl == Impl::Fused ? fused_attention_cpu(q, k, v, gate, o, tile)
+                                 : attention(q, k, v, gate, o);
+  };
   const auto dtype = cli.get<std::string>("dtype") == "float64" ? at::kDouble : at::kFloat;
   const int64_t elem = dtype == at::kDouble ? 8 : 4;
 
@@ -203,11 +213,11 @@ int main(int argc, char** argv) {
   // The machine's matmul rate through LibTorch, in this run and with these threads: a square
   // product (compute-bound) and the fused kernels' own tile product.
   const auto [mm_rate, mm_cpu_rate] = matmul_gflops(1024, 1024, 1024, dtype);
-  const double tile_rate = tile_gemm_gflops(d);
+  const double tile_rate = tile_gemm_gflops(tile, d);
   std::cout << fmt::format(
-      "attention-bench: threads {}, tile products via {}, LibTorch matmul 1024^3 {:.1f} GFLOP/s, "
-      "fused tile gemm 64x64x{} {:.1f} GFLOP/s (float32)\n",
-      cli.threads(), fused_gemm_backend(), mm_rate, mm_cpu_rate, d, tile_rate);
+      "attention-bench: threads {}, tile products via {}, LibTorch matmul 1024^3 {:.1f} GFLOP/s ({:.1f} by CPU time), "
+      "fused tile gemm {}x{}x{} {:.1f} GFLOP/s (float32)\n",
+      cli.threads(), fused_gemm_backend(), mm_rate, mm_cpu_rate, tile, tile, d, tile_rate);
 
   std::vector<Impl> runnable;
   for (Impl i : impls) {
@@ -219,7 +229,7 @@ int main(int argc, char** argv) {
                             "median_ms", "peak_extra_bytes", "gflops", "min_grad", "dtype",
                             "threads", "repeats", "matmul_gflops", "tile_gemm_gflops",
                             "scratch_bytes", "median_cpu_ms", "cpu_gflops",
-                            "matmul_cpu_gflops"});
+                            "matmul_cpu_gflops", "tile"});
   struct Job {
     Variant variant;
     Impl impl;
@@ -261,7 +271,7 @@ int main(int argc, char** argv) {
     if (!backward) {
       pass = [&] {
         at::NoGradGuard no_grad;
-        sync(attention(p.q, p.k, p.v, p.gate, opts));
+        sync(run_attention(p.q, p.k, p.v, p.gate, opts));
       };
     } else {
       auto q = p.q.clone().requires_grad_(true), k = p.k.clone().requires_grad_(true),
@@ -270,7 +280,7 @@ int main(int argc, char** argv) {
       pass = [&, q, k, v, gate] {
         std::vector<at::Tensor> inputs{q, k, v};
         if (gate.defined()) inputs.push_back(gate);
-        auto out = attention(q, k, v, gate, opts);
+        auto out = run_attention(q, k, v, gate, opts);
         auto grads = torch::autograd::grad({out}, inputs, {p.dout});
         sync(grads[0]);
       };
@@ -281,7 +291,8 @@ int main(int argc, char** argv) {
                           (t.median_ms * 1e-3) / 1e9;
     const int64_t scratch =
         job.impl == Impl::Fused
-            ? fused_extra_bytes(batch, heads, job.n, d, opts, elem, backward, cli.threads()) -
+            ? fused_extra_bytes(batch, heads, job.n, d, opts, elem, backward, cli.threads(),
+                                tile) -
                   batch * heads * job.n * elem  // lse is a tensor: already in the measurement
             : 0;
     csv.row(to_string(job.variant), to_string(job.impl), job.n, d, heads, batch, job.pass,
@@ -291,7 +302,7 @@ int main(int argc, char** argv) {
             fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch,
             fmt::format("{:.3f}", t.median_cpu_ms),
             fmt::format("{:.2f}", gflops * t.median_ms / t.median_cpu_ms),
-            fmt::format("{:.2f}", mm_cpu_rate));
+            fmt::format("{:.2f}", mm_cpu_rate), job.impl == Impl::Fused ? tile : 0);
     progress.update(++done, fmt::format("{} {} n={} {} {:.1f} ms", to_string(job.variant),
                                         to_string(job.impl), job.n, job.pass, t.median_ms));
   }
