@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <iostream>
@@ -120,6 +121,10 @@ int main(int argc, char** argv) {
     if (!row.empty()) finals[r.name] = row;
     else if (!cli.flag("summarize-only")) todo.push_back(&r);
   }
+  // Seed-major order: an interrupted sweep leaves every cell of the grid with the same seeds.
+  std::stable_sort(todo.begin(), todo.end(), [](const syn::SweepRun* a, const syn::SweepRun* b) {
+    return a->config.seed < b->config.seed;
+  });
   std::cerr << fmt::format("synthetic-sweep: {} runs in the grid, {} complete, {} to run with -j {}\n",
                            runs.size(), finals.size(), todo.size(), cli.get<int>("jobs"));
 

@@ -97,6 +97,19 @@ TEST(Fused, ExplicitScaleAndNonContiguousInputs) {
   }
 }
 
+TEST(Fused, ValueDimensionMayDifferFromKeyDimension) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  const auto o = at::TensorOptions().dtype(at::kDouble);
+  auto q = at::randn({1, 2, 45, 8}, gen, o), k = at::randn({1, 2, 45, 8}, gen, o);
+  auto v = at::randn({1, 2, 45, 3}, gen, o);
+  auto field = at::cumsum(at::randint(-2, 3, {1, 2, 45}, gen, o), -1);
+  Inputs in{q, k, v, field, at::randn({1, 2, 45, 3}, gen, o)};
+  AttentionOptions opts{Variant::Fpa, Impl::Reference, MinGrad::StraightThrough, 1.0, 0.0};
+  const Result want = run(in, opts, at::kDouble);
+  opts.impl = Impl::Fused;
+  EXPECT_LE(compare(run(in, opts, at::kDouble, 16), want, at::kDouble).worst(), 1e-10);
+}
+
 TEST(Fused, SameResultForAnyThreadCount) {
   // The backward splits query blocks into per-chunk slots when heads are few; results must
   // not depend on how many threads ran (up to the fixed summation order of the slots).

@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using namespace fpa::lm;
@@ -33,6 +35,12 @@ TEST(LmParallel, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
   const auto one = lmtest::make_temp_dir("rank1"), two = lmtest::make_temp_dir("rank2");
   ASSERT_EQ(run_train(corpus, one, 1), 0) << "see " << one << "/stdout.txt";
   ASSERT_EQ(run_train(corpus, two, 2), 0) << "see " << two << "/stdout.txt";
+  {  // the launcher really started two ranks
+    std::ifstream log(two + "/stdout.txt");
+    std::stringstream text;
+    text << log.rdbuf();
+    EXPECT_NE(text.str().find("ranks 2"), std::string::npos) << text.str();
+  }
   auto a = load_model(one), b = load_model(two);
   EXPECT_EQ(a.step, 4);
   EXPECT_EQ(b.step, 4);

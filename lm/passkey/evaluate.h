@@ -5,7 +5,8 @@
 // own keys in full). The last prompt token and the answer digits are then decoded one token at a
 // time, greedily, evicting after every token. The reported occupancy is the mean, over the
 // key_digits answer queries, of (entries the query attended to) / (layers x heads x (i + 1));
-// decode time is the wall time of those single-token steps including eviction.
+// decode time is the wall time (and the thread's CPU time) of those single-token steps
+// including eviction.
 #pragma once
 
 #include "lm/decode.h"
@@ -20,7 +21,8 @@ struct PromptResult {
   std::string generated;        // the key_digits greedy bytes after the question
   bool correct = false;
   double occupancy = 0;         // mean over the answer queries
-  double decode_ms_per_token = 0;
+  double decode_ms_per_token = 0;      // wall time
+  double decode_cpu_ms_per_token = 0;  // this thread's CPU time (robust to a shared machine)
   double prefill_ms = 0;
 };
 

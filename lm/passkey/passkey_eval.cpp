@@ -116,14 +116,15 @@ int main(int argc, char** argv) {
     const int keys = cli.get<int>("keys");
     const std::vector<std::string> cell_columns = {
         "variant", "train_len", "eval_len", "depth", "policy", "budget", "occupancy", "accuracy",
-        "decode_ms_per_token", "n_keys", "epsilon", "per_head", "prefill_ms", "run"};
+        "decode_ms_per_token", "n_keys", "epsilon", "per_head", "prefill_ms",
+        "decode_cpu_ms_per_token", "run"};
     CsvWriter cells(cli.out(), cell_columns);
     const std::string summary_path = cli.get<std::string>("summary").empty()
         ? (fs::path(cli.out()).replace_extension("").string() + ".summary.csv")
         : cli.get<std::string>("summary");
     CsvWriter summary(summary_path, {"variant", "train_len", "eval_len", "policy", "budget", "occupancy",
                                      "accuracy", "n_keys", "decode_ms_per_token", "epsilon",
-                                     "per_head", "prefill_ms", "run"});
+                                     "per_head", "prefill_ms", "decode_cpu_ms_per_token", "run"});
 
     lm::IncrementalDecoder decoder(loaded.model);
     Progress bar("passkey-eval " + run, int64_t(lengths.size() * policies.size()) * keys, "prompt");
@@ -135,13 +136,14 @@ int main(int argc, char** argv) {
       for (int k = 0; k < keys; ++k)
         prompts.push_back(make_prompt(pc, n, depths[size_t(k) % depths.size()], random_key(pc.key_digits, rng)));
       for (const auto& policy : policies) {
-        struct Acc { double correct = 0, occ = 0, ms = 0, prefill = 0; int count = 0; };
+        struct Acc { double correct = 0, occ = 0, ms = 0, cpu_ms = 0, prefill = 0; int count = 0; };
         std::map<double, Acc> by_depth;
         Acc all;
         for (const auto& p : prompts) {
           const auto r = run_prompt(decoder, p, policy, cli.get<int64_t>("chunk"), pc.key_digits);
           for (Acc* a : {&by_depth[p.depth], &all}) {
             a->correct += r.correct; a->occ += r.occupancy; a->ms += r.decode_ms_per_token;
+            a->cpu_ms += r.decode_cpu_ms_per_token;
             a->prefill += r.prefill_ms; a->count += 1;
           }
           bar.update(++done, fmt::format("{}x {} {}", m, to_string(policy.kind), r.generated));
@@ -150,13 +152,15 @@ int main(int argc, char** argv) {
         const int per_head = policy.kind == PolicyKind::Budget && policy.per_head;
         for (const auto& [depth, a] : by_depth)
           cells.row(variant, L, n, depth, to_string(policy.kind), budget_cell(policy), a.occ / a.count,
-                    a.correct / a.count, a.ms / a.count, a.count, eps, per_head, a.prefill / a.count, run);
+                    a.correct / a.count, a.ms / a.count, a.count, eps, per_head, a.prefill / a.count,
+                    a.cpu_ms / a.count, run);
         summary.row(variant, L, n, to_string(policy.kind), budget_cell(policy), all.occ / all.count,
                     all.correct / all.count, all.count, all.ms / all.count, eps, per_head,
-                    all.prefill / all.count, run);
-        std::cerr << fmt::format("\n{} {}x{} {} budget {}: accuracy {:.2f}, occupancy {:.3f}, {:.3f} ms/token\n",
+                    all.prefill / all.count, all.cpu_ms / all.count, run);
+        std::cerr << fmt::format("\n{} {}x{} {} budget {}: accuracy {:.2f}, occupancy {:.3f}, {:.3f} ms/token ({:.3f} CPU)\n",
                                  variant, m, L, to_string(policy.kind), budget_cell(policy),
-                                 all.correct / all.count, all.occ / all.count, all.ms / all.count);
+                                 all.correct / all.count, all.occ / all.count, all.ms / all.count,
+                                 all.cpu_ms / all.count);
       }
     }
     bar.finish();

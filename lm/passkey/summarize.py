@@ -49,8 +49,8 @@ def main(results):
             " ".join("{:.2f}".format(a) for a in acc), occ, ms))
     # Decode-time ratio at the longest length: each non-full policy over full, same run.
     lines += ["", "## Decode time per token relative to the full cache (same run, longest length)", "",
-              "| run | variant | eval_len | policy | budget | occupancy | ms/token | full ms/token | ratio |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| run | variant | eval_len | policy | budget | occupancy | ms/token | full ms/token | ratio | CPU ms/token | full CPU ms/token | CPU ratio |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     by_run = defaultdict(list)
     for r in rows:
         by_run[(r["run"], r["variant"])].append(r)
@@ -60,11 +60,14 @@ def main(results):
         if not full:
             continue
         f = float(full[0]["decode_ms_per_token"])
+        fc = float(full[0].get("decode_cpu_ms_per_token") or "nan")
         for r in rs:
             if int(r["eval_len"]) == n and r["policy"] != "full":
                 t = float(r["decode_ms_per_token"])
-                lines.append("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |".format(
-                    run, variant, n, r["policy"], r["budget"] or "-", float(r["occupancy"]), t, f, t / f))
+                tc = float(r.get("decode_cpu_ms_per_token") or "nan")
+                lines.append("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} | {:.3f} | {:.3f} | {:.2f} |".format(
+                    run, variant, n, r["policy"], r["budget"] or "-", float(r["occupancy"]), t, f, t / f,
+                    tc, fc, tc / fc))
     write_atomic(os.path.join(results, "c6_table.md"), "\n".join(lines) + "\n")
     print("summarize: {} rows from {} files -> {}/summary.csv, c6_table.md".format(len(rows), len(files), results))
     return 0
