@@ -14,7 +14,7 @@
 // Eviction: `views()` reports each head's cached positions, current biases and R (what a policy
 // needs, lm/decode_cache_view.h); `keep()` removes the entries a policy dropped, per head. Heads
 // may hold different numbers of keys: each layer's cache is padded to its fullest head and
-// padding is masked with -inf.
+// padding is masked with -inf. Eviction compacts the kept entries (a copy of what is kept).
 #pragma once
 
 #include "lm/decode_cache_view.h"
@@ -42,14 +42,19 @@ class IncrementalDecoder {
   void reset();
 
  private:
+  // Buffers of `capacity` entries along dimension 1, the first `size` in use; appending doubles
+  // the capacity when full, so a step costs O(T) copying, not O(cache).
   struct LayerCache {
-    at::Tensor k, v;      // (H, S, D)
-    at::Tensor pos;       // (H, S) int64, -1 for padding
-    at::Tensor level;     // (H, S): fpa phi_j, fox F_j (undefined for softmax kinds)
-    at::Tensor run_min;   // (H, S): fpa m_j
+    at::Tensor k, v;      // (H, capacity, D)
+    at::Tensor pos;       // (H, capacity) int64, -1 for padding and unused entries
+    at::Tensor level;     // (H, capacity): fpa phi_j, fox F_j (undefined for softmax kinds)
+    at::Tensor run_min;   // (H, capacity): fpa m_j
     at::Tensor last;      // (H): fpa phi of the last token, fox F of the last token
     at::Tensor last_q;    // (H, D): the last query (for R)
+    int64_t size = 0, capacity = 0;
   };
+  static void append(LayerCache& c, const at::Tensor& k, const at::Tensor& v, const at::Tensor& pos,
+                     const at::Tensor& level, const at::Tensor& run_min);
   at::Tensor attend(size_t layer, const at::Tensor& x);  // x (T, C) normed -> (T, C)
 
   LanguageModel model_;

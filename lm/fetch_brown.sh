@@ -21,7 +21,11 @@ TGZ="$CACHE/$PACKAGE-$VERSION.tgz"
 TEXT="$CACHE/text"
 
 die() { echo "error: $*" >&2; exit 1; }
-sri_of() { echo "sha512-$(openssl dgst -sha512 -binary "$1" | base64 -w0)"; }
+# Subresource-integrity string of a file, with node (npm's own runtime, so always present).
+sri_of() {
+  node -e 'const c=require("crypto"),f=require("fs");
+           process.stdout.write("sha512-"+c.createHash("sha512").update(f.readFileSync(process.argv[1])).digest("base64"))' "$1"
+}
 
 if [[ -f "$TEXT/.complete" && "$(cat "$TEXT/.complete")" == "$INTEGRITY" ]]; then
   echo "fetch_brown: $TEXT is ready"

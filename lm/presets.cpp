@@ -20,17 +20,17 @@ std::vector<Preset> make_presets() {
   {
     Preset p{"small", {}, {}, "CPU, about an hour per variant on one core"};
     p.model.hidden = 256; p.model.layers = 4; p.model.heads = 4; p.model.context = 256;
-    p.train.steps = 2000; p.train.batch = 16; p.train.lr = 1e-3; p.train.warmup = 200;
+    p.train.steps = 1200; p.train.batch = 16; p.train.lr = 1e-3; p.train.warmup = 100;
     p.train.val_every = 200; p.train.val_windows = 64; p.train.checkpoint_every = 100;
     all.push_back(p);
   }
   {
     // FoX paper's small scale: 768 wide, 12 layers, 12 heads, GPT-NeoX tokenizer (50277 tokens),
-    // tied embeddings: about 124M parameters with SwiGLU width 2048. Needs a sub-word tokenizer,
+    // tied embeddings, SwiGLU width 1536 (2x): about 110M parameters. Needs a sub-word tokenizer,
     // which this suite does not ship (see lm/README.md).
     Preset p{"paper", {}, {}, "GPU, needs a sub-word tokenizer with vocab_size 50277"};
     p.model.vocab_size = 50277; p.model.hidden = 768; p.model.layers = 12; p.model.heads = 12;
-    p.model.mlp_hidden = 2048; p.model.context = 2048;
+    p.model.mlp_hidden = 1536; p.model.context = 2048;
     p.train.steps = 5000; p.train.batch = 256; p.train.accum = 8; p.train.lr = 2e-3;
     p.train.warmup = 250; p.train.val_every = 500; p.train.val_windows = 256;
     p.train.checkpoint_every = 250;

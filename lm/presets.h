@@ -1,7 +1,8 @@
 // Presets: a model configuration and a training budget, as plain data (lm/presets.cpp).
 //
-//   tiny  : about 10 minutes per variant on one CPU core (the quick profile runs fewer steps)
-//   small : about an hour per variant on one core
+//   tiny  : about 10 minutes per softmax variant on one CPU core (FPA's reference operator: about
+//           twice that); the quick profile runs fewer steps
+//   small : about an hour per softmax variant on one core
 //   paper : the paper's scale (hidden 768, 12 layers, 12 heads, sub-word vocabulary), for GPUs
 //
 // Every variant of a preset shares all of these numbers; only the attention kind differs, so

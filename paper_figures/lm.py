@@ -122,9 +122,8 @@ def perplexity_figure(keys, agg, out):
             ax.set_xticks(range(len(vs)))
             ax.set_xticklabels([style.label(v).replace(" (", "\n(") for v in vs], fontsize=8)
             ax.set_ylabel(ylabel)
-            lo, hi = min(vals), max(vals)
-            ax.set_ylim(max(0, lo - (hi - lo) * 2 - 0.05 * lo), hi + (hi - lo) * 0.6 + 0.02 * hi)
-            ax.set_title(f"preset '{p}' (axis does not start at 0)")
+            ax.set_ylim(0, max(vals) * 1.15)
+            ax.set_title(f"preset '{p}'")
     fig.tight_layout()
     return style.save(fig, out, "lm_perplexity"), "Test perplexity and bits per byte per variant."
 

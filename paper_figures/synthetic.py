@@ -99,6 +99,11 @@ def build(results, out):
     else:
         sec.notes.append("No attention/field dump found under results/synthetic/: maps not drawn.")
     decide_c4(rows, claim, setting)
+    if partial:  # an unfinished sweep decides nothing: tasks or seeds may still be missing
+        claim.details.insert(0, f"verdict withheld: the sweep has not finished; rule applied to the runs so far "
+                                f"would say '{claim.verdict}'")
+        claim.verdict = "not tested at this scale"
+        claim.setting = "sweep in progress (no summary.csv); " + claim.setting
     claim.links = ["figures/synthetic_convergence.md", "figures/synthetic_convergence.png",
                    "synthetic/summary.csv"]
     return sec
@@ -144,7 +149,7 @@ def run_setting(results):
         return ""
     def show(s):
         return ",".join(sorted(s, key=lambda x: (len(x), x))) if s else "?"
-    return f"{len(files)} runs; n={show(ns)} (held out at n and 2n), {show(steps)} steps, heads={show(heads)}"
+    return f"n={show(ns)} (held out at n and 2n), {show(steps)} steps, heads={show(heads)}"
 
 
 def decide_c4(rows, claim, setting):
@@ -156,7 +161,8 @@ def decide_c4(rows, claim, setting):
     dims = sorted({d for d, _ in cells}, key=lambda d: int(num(d, 0)))
     fpa_keys = sorted({k for c in cells.values() for k in c if k.startswith("fpa")})
     seeds = sorted({run for c in cells.values() for (_, run) in c.values()})
-    claim.setting = (f"tasks {', '.join(tasks)}; head dims {', '.join(dims)}; "
+    total = sum(run for c in cells.values() for (_, run) in c.values())
+    claim.setting = (f"{total} runs: tasks {', '.join(tasks)}; head dims {', '.join(dims)}; "
                      f"{'/'.join(str(s) for s in seeds)} seeds per cell" + (f"; {setting}" if setting else ""))
     best = None
     outcomes = []
@@ -218,6 +224,9 @@ def convergence_figure(rows, out):
                 x = ti - 0.4 + width * (mi + 0.5)
                 ax.bar(x, frac, width * 0.92, color=style.colour(base), hatch=hatch, edgecolor="white",
                        label=model_label(m) if ti == 0 else None)
+                if conv == 0:  # a zero bar is invisible: mark its place in the model's colour
+                    ax.plot([x - width * 0.4, x + width * 0.4], [0.005, 0.005], color=style.colour(base), linewidth=3,
+                            solid_capstyle="butt", clip_on=False)
                 ax.text(x, frac + 0.02, f"{conv}/{run}", ha="center", va="bottom", fontsize=7, rotation=90)
         ax.set_xticks(range(len(tasks)))
         ax.set_xticklabels(tasks)

@@ -67,16 +67,17 @@ Batch sample_batch(const Task& task, const at::Tensor& payload_table, int64_t ba
   std::vector<double> w(k);
   for (int64_t r = 0; r < batch; ++r) {
     double level = 0;
+    int previous = -1;
     for (int64_t t = 0; t < n; ++t) {
       double total = 0;
       for (int64_t c = 0; c < k; ++c) {
-        w[c] = task.types[c].allowed_from(level) ? task.types[c].weight : 0.0;
+        w[c] = task.types[c].allowed(level, previous) ? task.types[c].weight : 0.0;
         total += w[c];
       }
       if (total <= 0)
         throw std::runtime_error(fmt::format(
-            "task '{}': no token type is allowed at level {} (check min_level/max_level)",
-            task.name, level));
+            "task '{}': no token type is allowed at level {} after type {} (check the constraints)",
+            task.name, level, previous < 0 ? std::string("start") : task.types[previous].name));
       double u = unit(rng) * total;
       int64_t c = 0;
       while (c + 1 < k && (w[c] == 0 || u >= w[c])) {
@@ -86,6 +87,7 @@ Batch sample_batch(const Task& task, const at::Tensor& payload_table, int64_t ba
       if (w[c] == 0)  // rounding left u past the last allowed type: take the last allowed one
         for (c = k - 1; w[c] == 0; --c) {}
       types[r][t] = c;
+      previous = int(c);
       level += task.types[c].increment;
       payloads[r][t] = payload(rng);
     }

@@ -28,10 +28,10 @@ const std::map<std::string, std::string>& builtin_texts() {
        "type filler  0 0.30\n"},
       {"erase",
        "task erase\n"
-       "type anchor   0 0.30 max_level=0\n"
-       "type open    +1 0.10 max_level=1\n"
-       "type content  0 0.50 min_level=1\n"
-       "type clear   -1 0.10 min_level=0\n"},
+       "type anchor  +1 2\n"
+       "type open    +1 6 after=start,anchor,clear\n"
+       "type content  0 3 after=open,content\n"
+       "type clear   -1 1 after=open,content\n"},
   };
   return texts;
 }
@@ -52,6 +52,7 @@ bool parse_number(const std::string& s, double& out) {
 Task parse_task(const std::string& text, const std::string& source) {
   Task task;
   std::set<std::string> names;
+  std::vector<int> type_lines;
   std::istringstream in(text);
   std::string line;
   int line_no = 0;
@@ -84,22 +85,46 @@ Task parse_task(const std::string& text, const std::string& source) {
         const auto key = w[k].substr(0, eq);
         double value = 0;
         if (eq == std::string::npos || !parse_number(w[k].substr(eq + 1), value))
-          fail(fmt::format("expected min_level=<number> or max_level=<number>, got '{}'", w[k]));
+        if (key == "after" && eq != std::string::npos) {
+          std::istringstream list(w[k].substr(eq + 1));
+          for (std::string name; std::getline(list, name, ',');) {
+            if (name.empty()) fail(fmt::format("empty name in '{}'", w[k]));
+            t.after.push_back(name);
+          }
+          if (t.after.empty()) fail(fmt::format("empty list in '{}'", w[k]));
+          continue;
+        }
+        if (eq == std::string::npos || !parse_number(w[k].substr(eq + 1), value))
+          fail(fmt::format("expected min_level=<number>, max_level=<number> or after=<types>, got '{}'", w[k]));
         if (key == "min_level") t.min_level = value;
         else if (key == "max_level") t.max_level = value;
-        else fail(fmt::format("unknown constraint '{}' (min_level, max_level)", key));
+        else fail(fmt::format("unknown constraint '{}' (min_level, max_level, after)", key));
       }
       if (t.min_level > t.max_level)
         fail(fmt::format("type '{}' has min_level > max_level", t.name));
       task.types.push_back(t);
+      type_lines.push_back(line_no);
     } else {
       fail(fmt::format("unknown keyword '{}' (task, type)", w[0]));
     }
   }
   if (task.types.empty()) fail("no `type` lines: a task needs at least one token type");
   if (task.name.empty()) fail("no `task <name>` line");
+  for (size_t c = 0; c < task.types.size(); ++c) {
+    auto& t = task.types[c];
+    for (const auto& name : t.after) {
+      int index = name == "start" ? -1 : -2;
+      for (size_t o = 0; o < task.types.size(); ++o)
+        if (task.types[o].name == name) index = int(o);
+      if (index == -2) {
+        line_no = type_lines[c];
+        fail(fmt::format("after= names unknown type '{}'", name));
+      }
+      t.after_types.push_back(index);
+    }
+  }
   bool any_from_zero = false;
-  for (const auto& t : task.types) any_from_zero |= t.allowed_from(0.0);
+  for (const auto& t : task.types) any_from_zero |= t.allowed(0.0, -1);
   if (!any_from_zero) fail("no token type is allowed at the start (level 0)");
   return task;
 }

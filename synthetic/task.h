@@ -5,10 +5,11 @@
 //
 // File format (one item per line, `#` starts a comment):
 //   task <name>
-//   type <name> <increment> <weight> [min_level=<L>] [max_level=<L>]
+//   type <name> <increment> <weight> [min_level=<L>] [max_level=<L>] [after=<type>,...]
 // The ground-truth field is the walk of the increments, starting at level 0 before the first
-// token. A type is drawn only where the level AFTER it stays within [min_level, max_level];
-// among the allowed types the draw is proportional to the weights.
+// token. A type is drawn only where the level AFTER it stays within [min_level, max_level] and,
+// if it has an `after` list, only right after one of those types (`start`: at the first
+// position). Among the allowed types the draw is proportional to the weights.
 #pragma once
 
 #include <limits>
@@ -24,10 +25,17 @@ struct TokenType {
   double weight = 1;
   double min_level = -std::numeric_limits<double>::infinity();
   double max_level = std::numeric_limits<double>::infinity();
+  std::vector<std::string> after;  // empty: no constraint on the previous token
+  std::vector<int> after_types;    // `after` resolved to type indices; -1 stands for `start`
 
-  bool allowed_from(double level) const {
+  // `previous` is the previous token's type index, -1 at the first position.
+  bool allowed(double level, int previous) const {
     const double next = level + increment;
-    return next >= min_level && next <= max_level;
+    if (next < min_level || next > max_level) return false;
+    if (after.empty()) return true;
+    for (int t : after_types)
+      if (t == previous) return true;
+    return false;
   }
 };
 

@@ -28,8 +28,11 @@ at::Tensor payload_table(const RunConfig& c) {
 
 std::string config_key(const RunConfig& c) {
   std::string task = c.task.name + "[";
-  for (const auto& t : c.task.types)
-    task += fmt::format("{}:{}:{}:{}:{};", t.name, t.increment, t.weight, t.min_level, t.max_level);
+  for (const auto& t : c.task.types) {
+    task += fmt::format("{}:{}:{}:{}:{}", t.name, t.increment, t.weight, t.min_level, t.max_level);
+    for (const auto& a : t.after) task += "<" + a;  // only tables with `after` constraints
+    task += ";";
+  }
   task += "]";
   const auto& m = c.model;
   const auto& a = m.attention;

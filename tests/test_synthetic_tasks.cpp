@@ -67,6 +67,7 @@ TEST(SyntheticTasks, ShippedFilesEqualBuiltInTables) {
       EXPECT_EQ(file.types[c].weight, builtin.types[c].weight);
       EXPECT_EQ(file.types[c].min_level, builtin.types[c].min_level);
       EXPECT_EQ(file.types[c].max_level, builtin.types[c].max_level);
+      EXPECT_EQ(file.types[c].after, builtin.types[c].after);
     }
   }
 }
@@ -96,6 +97,9 @@ TEST(SyntheticTasks, ParserRejectsBadFilesWithFileAndLine) {
       {"task t\n# nothing\n", "f.task:2: no `type` lines"},
       {"type a 1 1\n", "f.task:1: no `task <name>` line"},
       {"task t\ntype a -1 1 min_level=0\n", "no token type is allowed at the start"},
+      {"task t\ntype a 1 1\ntype b 1 1 after=a,c\n", "f.task:3: after= names unknown type 'c'"},
+      {"task t\ntype a 1 1 after=a,,b\n", "f.task:2: empty name in 'after=a,,b'"},
+      {"task t\ntype a 1 1 after=a\n", "no token type is allowed at the start"},
   };
   for (const auto& [text, expected] : cases) {
     try {
@@ -130,11 +134,12 @@ TEST(SyntheticTasks, DipsHandExample) {
 }
 
 TEST(SyntheticTasks, EraseHandExample) {
-  // anchor open content clear open content anchor... the clear erases the stretch, keeps the anchor
-  // levels: 0 1 1 0 1 1
-  const auto b = hand_batch(syn::builtin_task("erase"),
-                            {"anchor", "open", "content", "clear", "open", "content"});
-  EXPECT_EQ(target_rows(b), (Rows{{0}, {0, 1}, {0, 1, 2}, {0, 3}, {0, 3, 4}, {0, 3, 4, 5}}));
+  // The first clear erases the stretch 1-2 and keeps the anchor 0; the second erases only the
+  // stretch 7 since the anchor 6, which keeps the older content 4-5. Levels: 1 2 2 1 2 2 3 4 3.
+  const auto b = hand_batch(syn::builtin_task("erase"), {"anchor", "open", "content", "clear", "open",
+                                                          "content", "anchor", "open", "clear"});
+  EXPECT_EQ(target_rows(b), (Rows{{0}, {0, 1}, {0, 1, 2}, {0, 3}, {0, 3, 4}, {0, 3, 4, 5},
+                                  {0, 3, 4, 5, 6}, {0, 3, 4, 5, 6, 7}, {0, 3, 4, 5, 6, 8}}));
   // y_i is the mean payload over S_i: at i = 3 the payloads of positions 0 and 3.
   std::mt19937_64 rng(1);
   const auto table = syn::make_payload_table(4, 3, rng);
@@ -173,10 +178,18 @@ TEST(SyntheticTasks, GeneratorRespectsConstraintsAndWeights) {
   EXPECT_GE(brackets.field.min().item<double>(), 0.0);
   EXPECT_LE(brackets.field.max().item<double>(), 8.0);
   const auto erase = syn::sample_batch(syn::builtin_task("erase"), table, 128, 128, rng);
-  EXPECT_GE(erase.field.min().item<double>(), 0.0);
-  EXPECT_LE(erase.field.max().item<double>(), 1.0);
-  // The erase weights are the long-run token fractions (anchors 30%, clears 10%); skip the
-  // first 32 positions, where the start at level 0 still favours anchors.
+  // `after` constraints: open only at the start or after anchor/clear; content and clear only
+  // inside a stretch (after open/content).  Types: 0 anchor, 1 open, 2 content, 3 clear.
+  const auto et = erase.types.contiguous();
+  auto E = et.accessor<int64_t, 2>();
+  for (int64_t s = 0; s < 128; ++s)
+    for (int64_t t = 0; t < 128; ++t) {
+      const int64_t prev = t ? E[s][t - 1] : -1;
+      if (E[s][t] == 1) ASSERT_TRUE(prev == -1 || prev == 0 || prev == 3);
+      if (E[s][t] == 2 || E[s][t] == 3) ASSERT_TRUE(prev == 1 || prev == 2);
+    }
+  // The long-run token fractions are anchors 30% and clears 10%; skip the first 32 positions,
+  // where the start still matters.
   const auto late = erase.types.slice(1, 32);
   const double total = double(late.numel());
   EXPECT_NEAR((late == 0).sum().item<double>() / total, 0.30, 0.02);

@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
           "time and memory of the attention implementations (reference, fused, cuda)",
           "results/bench/attention.csv");
   cli.add()
-      ("quick", po::bool_switch(), "small profile: n in {256,512,1024}, 3 repeats (< 1 minute)")
+      ("quick", po::bool_switch(),
+       "small profile: n in {256,512,1024}, 3 repeats, the reference timed once (< 1 minute)")
       ("n-list", po::value<std::string>(),
        "sequence lengths (default 256,512,1024,2048,4096,8192; with --quick 256,512,1024)")
       ("impls", po::value<std::string>()->default_value("reference,fused,cuda"),
@@ -149,6 +150,12 @@ int main(int argc, char** argv) {
       ("dtype", po::value<std::string>()->default_value("float32"), "float32 or float64")
       ("repeats", po::value<int>()->default_value(5), "timed repeats (median reported)")
       ("warmup", po::value<int>()->default_value(1), "untimed repeats first")
+      ("reference-repeats", po::value<int>()->default_value(0),
+       "timed repeats of the reference (0: as --repeats); it is slow and only a baseline")
+      ("reference-warmup", po::value<int>()->default_value(-1),
+       "untimed reference repeats first (-1: as --warmup)")
+      ("reference-fpa-backward", po::value<std::string>(),
+       "FPA backward modes for the reference (default: as --fpa-backward)")
       ("tile", po::value<int>()->default_value(int(kFusedTile)),
        "query block / key tile size of the fused kernels")
       ("max-reference-n", po::value<int>()->default_value(4096),
@@ -160,12 +167,15 @@ int main(int argc, char** argv) {
   cli.range("warmup", 0, 1000);
   cli.range("max-reference-n", 0, 1 << 20);
   cli.range("tile", 1, 256);
+  cli.range("reference-repeats", 0, 1000);
+  cli.range("reference-warmup", -1, 1000);
   cli.require([](const po::variables_map& vm) {
     const auto s = vm["dtype"].as<std::string>();
     return s == "float32" || s == "float64";
   }, "--dtype must be float32 or float64");
   cli.parse(argc, argv);
 
+  const Provenance provenance = Provenance::from(cli);  // start time of the run
   const bool quick = cli.flag("quick");
   const std::string n_list = cli.has("n-list") ? cli.get<std::string>("n-list")
                              : quick            ? "256,512,1024"
@@ -175,7 +185,7 @@ int main(int argc, char** argv) {
     if (n < 1 || n > (1 << 20)) fail_usage("--n-list values must be in [1, 1048576]");
   std::vector<Impl> impls;
   std::vector<Variant> variants;
-  std::vector<MinGrad> fpa_modes;
+  std::vector<MinGrad> fpa_modes, reference_fpa_modes;
   std::vector<std::string> passes;
   try {
     for (const auto& s : split_list(cli.get<std::string>("impls"), "impls"))
@@ -184,6 +194,13 @@ int main(int argc, char** argv) {
       variants.push_back(parse_variant(s));
     for (const auto& s : split_list(cli.get<std::string>("fpa-backward"), "fpa-backward"))
       fpa_modes.push_back(parse_min_grad(s));
+    reference_fpa_modes = fpa_modes;
+    if (cli.has("reference-fpa-backward")) {
+      reference_fpa_modes.clear();
+      for (const auto& s :
+           split_list(cli.get<std::string>("reference-fpa-backward"), "reference-fpa-backward"))
+        reference_fpa_modes.push_back(parse_min_grad(s));
+    }
     passes = split_list(cli.get<std::string>("passes"), "passes");
     for (const auto& s : passes)
       if (s != "fwd" && s != "fwd_bwd") throw std::invalid_argument("--passes: fwd, fwd_bwd");
@@ -194,6 +211,13 @@ int main(int argc, char** argv) {
                 batch = cli.get<int>("batch");
   const int repeats = quick ? std::min(3, cli.get<int>("repeats")) : cli.get<int>("repeats");
   const int warmup = cli.get<int>("warmup");
+  // The reference is the slow baseline: --quick times it once, without warm-up.
+  const int ref_repeats = cli.get<int>("reference-repeats") > 0 ? cli.get<int>("reference-repeats")
+                          : quick                               ? 1
+                                                                : repeats;
+  const int ref_warmup = cli.get<int>("reference-warmup") >= 0 ? cli.get<int>("reference-warmup")
+                         : quick                               ? 0
+                                                               : warmup;
   const int max_ref_n = cli.get<int>("max-reference-n");
   const int64_t tile = cli.get<int>("tile");
   // Every implementation through the one entry point; the fused one with the chosen tile.
@@ -244,7 +268,8 @@ int main(int argc, char** argv) {
         if (i == Impl::Reference && n > max_ref_n) continue;
         for (const auto& pass : passes) {
           if (v == Variant::Fpa && pass == "fwd_bwd") {
-            for (MinGrad g : fpa_modes)  // the GPU kernels have no straight-through backward
+            for (MinGrad g : i == Impl::Reference ? reference_fpa_modes : fpa_modes)
+              // the GPU kernels have no straight-through backward
               if (!(i == Impl::Cuda && g == MinGrad::StraightThrough))
                 jobs.push_back({v, i, n, pass, g});
           } else {
@@ -285,7 +310,8 @@ int main(int argc, char** argv) {
         sync(grads[0]);
       };
     }
-    Timing t = measure(pass, warmup, repeats);
+    const bool ref = job.impl == Impl::Reference;
+    Timing t = measure(pass, ref ? ref_warmup : warmup, ref ? ref_repeats : repeats);
     if (job.impl == Impl::Cuda) t.peak_extra_bytes = -1;  // device memory: not measured here
     const double gflops = attention_flops(batch, heads, job.n, d, backward) /
                           (t.median_ms * 1e-3) / 1e9;
@@ -298,7 +324,7 @@ int main(int argc, char** argv) {
     csv.row(to_string(job.variant), to_string(job.impl), job.n, d, heads, batch, job.pass,
             fmt::format("{:.3f}", t.median_ms), t.peak_extra_bytes, fmt::format("{:.2f}", gflops),
             job.variant == Variant::Fpa ? to_string(job.min_grad) : std::string("-"),
-            cli.get<std::string>("dtype"), cli.threads(), repeats,
+            cli.get<std::string>("dtype"), cli.threads(), ref ? ref_repeats : repeats,
             fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch,
             fmt::format("{:.3f}", t.median_cpu_ms),
             fmt::format("{:.2f}", gflops * t.median_ms / t.median_cpu_ms),
@@ -307,7 +333,7 @@ int main(int argc, char** argv) {
                                         to_string(job.impl), job.n, job.pass, t.median_ms));
   }
   progress.finish();
-  csv.commit(Provenance::from(cli));
+  csv.commit(provenance);
   std::cout << "attention-bench: wrote " << cli.out() << " (" << csv.rows() << " rows)\n";
   return 0;
 }

@@ -12,7 +12,8 @@
 #   summary.csv, c6_table.md merged by lm/passkey/summarize.py
 #
 #   quick : 1 seed per variant (fpa, fox, fox-b5, transformer), PASSKEY_QUICK_STEPS steps
-#           (default 600), 20 keys per cell
+#           (default 900, the prototype's budget), 20 keys per cell; about 15 minutes of one
+#           free core per model (4x that on a machine shared by 5 agents) plus the evaluation
 #   full  : 3 seeds per variant, 900 steps (the prototype's budget), 20 keys per cell
 # A run whose <run>.summary.csv exists is skipped; an interrupted training run resumes.
 set -euo pipefail
@@ -23,7 +24,7 @@ OUT=results/passkey
 RUNS=runs/passkey/$PROFILE
 L=512
 case "$PROFILE" in
-  quick) STEPS=${PASSKEY_QUICK_STEPS:-600}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=20 ;;
+  quick) STEPS=${PASSKEY_QUICK_STEPS:-900}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=20 ;;
   full) STEPS=900; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; KEYS=20 ;;
   *) echo "error: PROFILE must be quick or full, got '$PROFILE'" >&2; exit 2 ;;
 esac
@@ -36,7 +37,8 @@ if [[ -d data/brown/text ]]; then MIX=(--corpus-dir data/brown/text --corpus-fra
 # variant label -> trainer flags
 train_flags() {
   case "$1" in
-    fpa) echo "--variant fpa" ;;
+    fpa) echo "--variant fpa --gate-bias 0,0,0,0" ;;         # increments start near 0 (prototype-like)
+    fpa-lminit) echo "--variant fpa" ;;                       # lm's FoX-matching init (-log 2 per token)
     fox) echo "--variant fox" ;;                              # lm's FoX init: gate bias 0
     fox-b5) echo "--variant fox --gate-bias 0,0,5,5" ;;      # forget gates near 1 on half the heads
     transformer) echo "--variant transformer" ;;
