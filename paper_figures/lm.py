@@ -96,15 +96,27 @@ def decide_c5(agg, claim, results):
     diff = (fpa["test_ppl"] - fox["test_ppl"]) / fox["test_ppl"]
     steps = f"{fpa['steps']} steps, " if fpa["steps"] != "?" else ""
     grad = f"FPA backward '{fpa['min_grad']}', " if fpa["min_grad"] else ""
+    cap = eval_cap(results)
     claim.setting = (f"preset '{p}': {fpa['params'] / 1e6:.2f}M parameters (FPA), {steps}"
                      f"{fpa['train_tokens'] / 1e6:.2f}M training tokens, byte-level Brown corpus, {grad}"
-                     f"{fpa['runs']} FPA / {fox['runs']} FoX run(s)")
+                     f"{fpa['runs']} FPA / {fox['runs']} FoX run(s)"
+                     + (f"; evaluated on the first {cap} bytes of each validation/test document" if cap else ""))
     claim.number = (f"test ppl FPA {fpa['test_ppl']:.3f} vs FoX {fox['test_ppl']:.3f} "
                     f"({diff:+.2%}); bpb {fpa['test_bpb']:.4f} vs {fox['test_bpb']:.4f}")
     claim.verdict = "reproduced" if diff <= C5_TOLERANCE else "not reproduced"
     for (pp, v), a in sorted(agg.items(), key=lambda kv: (preset_rank(kv[0][0]), style.variant_sort_key(kv[0][1]))):
         if pp == p:
             claim.details.append(f"{style.label(v)}: test ppl {a['test_ppl']:.3f}, test bpb {a['test_bpb']:.4f}")
+
+
+def eval_cap(results):
+    """lm-eval's --max-tokens-per-doc of the FPA summary row (0 or '' when whole documents)."""
+    for name in ("summary-fpa.csv", "summary.csv"):
+        side = common.read_sidecar(os.path.join(results, "lm", name))
+        cap = side.get("config", {}).get("max-tokens-per-doc", "")
+        if cap not in ("", "0"):
+            return cap
+    return ""
 
 
 def perplexity_figure(keys, agg, out):
@@ -161,15 +173,17 @@ def position_figure(positions, out):
     fig, ax = plt.subplots(figsize=(7, 4))
     seen = {}
     for d in positions:
-        idx = seen.setdefault(d["variant"], 0)
-        seen[d["variant"]] += 1
+        # A second run of one variant (e.g. run directory 'fpa-exact') is drawn as its own series.
+        name = d["run"] if d["run"].startswith(d["variant"] + "-") else d["variant"]
+        idx = seen.setdefault(name, 0)
+        seen[name] += 1
         pts = [(p, l) for p, l, w in zip(d["pos"], d["loss"], d["windows"]) if w > 0 and not math.isnan(l)]
         if not pts:
             continue
         xs = [p + 1 for p, _ in pts]
         ys = smooth([l / math.log(2) for _, l in pts], 0.2)
-        ax.plot(xs, ys, color=style.colour(d["variant"]), linestyle=style.LINESTYLES[idx % 4], linewidth=1.3,
-                label=style.label(d["variant"]) + (f" [{d['run']}]" if idx else ""))
+        ax.plot(xs, ys, color=style.colour(name), linestyle=style.LINESTYLES[idx % 4], linewidth=1.3,
+                label=style.label(name) + (f" [{d['run']}]" if idx else ""))
     ax.set_xscale("log")
     ax.set_xlabel("token position in the context window (bytes, log scale)")
     ax.set_ylabel("test loss (bits per byte)")
