@@ -7,14 +7,21 @@ PACKAGES=(
   cmake g++ make ccache git
   libtorch-dev libeigen3-dev libboost-program-options-dev libfmt-dev
   libgtest-dev librapidcheck-dev libfccp-dev libbenchmark-dev libglpk-dev
-  libgloo-dev libopenblas0-pthread python3-matplotlib npm
+  libgloo-dev libopenblas0-pthread python3-matplotlib
 )
+# Tools that may come from elsewhere than Debian (Node.js often does): installed from Debian
+# only when the command itself is missing, so a packaged npm never fights an existing Node.
+declare -A TOOLS=([npm]=npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
+done
+
+for cmd in "${!TOOLS[@]}"; do
+  command -v "$cmd" >/dev/null || missing+=("${TOOLS[$cmd]}")
 done
 
 if ((${#missing[@]})); then
