@@ -13,14 +13,17 @@ SUMMARY_COLUMNS = ["variant", "train_len", "eval_len", "policy", "budget", "occu
                    "n_keys", "decode_ms_per_token"]
 CELL_COLUMNS = ["variant", "eval_len", "depth", "policy", "accuracy"]
 OCCUPANCY_MAX = 0.30  # "about 25%"
+LEARNED_MIN = 0.5  # full-cache accuracy at L below which the model did not learn retrieval
 POLICY_ORDER = ["full", "fpa-certified", "certified", "budget", "window"]
 
 C6_STATEMENT = ("FPA retrieves passkeys perfectly at 8x the training length, even with the key-value "
                 "cache compressed to about 25%.")
 C6_RULE = (f"reproduced iff some compressed-cache policy gives FPA accuracy 1.0 (every key, every seed) "
            f"at evaluation length 8 x training length with achieved occupancy <= {OCCUPANCY_MAX}; "
-           "not reproduced iff FPA was evaluated at 8L with such an occupancy and never reached 1.0; "
-           "not tested otherwise.")
+           "not reproduced iff FPA was evaluated at 8L with such an occupancy and never reached 1.0, "
+           f"provided the FPA model learned retrieval at all (full-cache accuracy at L >= {LEARNED_MIN}); "
+           "not tested otherwise (an FPA model that cannot retrieve with a full cache at its training "
+           "length is a training failure, not evidence about the claim).")
 
 
 def policy_name(row):
@@ -136,6 +139,11 @@ def decide_c6(agg, claim):
     for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(kv[0][3])):
         claim.details.append(f"FPA {k[3]} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
     claim.number = "; ".join(parts)
+    at_l = [a["accuracy"] for k, a in agg.items() if k[0] == "fpa" and k[3] == "full" and k[2] == k[1]]
+    if at_l and max(at_l) < LEARNED_MIN:
+        claim.number += (f"; the FPA model did not learn retrieval (full-cache accuracy at L: "
+                         f"{max(at_l):.3f}), so this is not evidence about the claim")
+        return  # verdict stays "not tested at this scale"
     claim.verdict = "reproduced" if best["accuracy"] >= 1.0 else "not reproduced"
 
 
