@@ -17,8 +17,12 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# Ninja when present (it compiles the objects of dependent targets in parallel); an existing
+# build directory keeps the generator it was configured with.
+GENERATOR := $(if $(wildcard $(BUILD)/CMakeCache.txt),,$(if $(shell command -v ninja),-G Ninja))
+
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 test: build

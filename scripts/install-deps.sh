@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake g++ make ccache git
+  cmake ninja-build g++ make ccache git
   libtorch-dev libeigen3-dev libboost-program-options-dev libfmt-dev
   libgtest-dev librapidcheck-dev libfccp-dev libbenchmark-dev libglpk-dev
   libgloo-dev libopenblas0-pthread python3-matplotlib
