@@ -139,7 +139,9 @@ at::Tensor IncrementalDecoder::attend(size_t layer, const at::Tensor& x) {
 at::Tensor IncrementalDecoder::step(const at::Tensor& tokens) {
   if (tokens.dim() != 1 || tokens.size(0) < 1)
     throw std::invalid_argument("decode: step takes a 1-D tensor of at least one token");
-  torch::NoGradGuard no_grad;
+  // Inference mode skips autograd and version-counter bookkeeping: at one token per step the
+  // per-operator overhead is a large part of the cost. Every use of the cache is in this mode.
+  c10::InferenceMode inference;
   auto x = model_->embed(tokens.unsqueeze(0));  // (1, T, C)
   for (size_t l = 0; l < model_->blocks.size(); ++l) {
     auto& b = *model_->blocks[l];
@@ -151,6 +153,7 @@ at::Tensor IncrementalDecoder::step(const at::Tensor& tokens) {
 }
 
 std::vector<HeadCacheView> IncrementalDecoder::views() const {
+  c10::InferenceMode inference;
   std::vector<HeadCacheView> out;
   for (size_t l = 0; l < cache_.size(); ++l) {
     const auto& c = cache_[l];
@@ -182,6 +185,7 @@ std::vector<HeadCacheView> IncrementalDecoder::views() const {
 }
 
 void IncrementalDecoder::keep(const std::vector<std::vector<bool>>& keep) {
+  c10::InferenceMode inference;
   const int64_t H = model_->config.heads;
   if (keep.size() != cache_.size() * size_t(H))
     throw std::invalid_argument("decode: keep needs one mask per layer and head");
@@ -229,6 +233,7 @@ void IncrementalDecoder::keep(const std::vector<std::vector<bool>>& keep) {
 }
 
 int64_t IncrementalDecoder::cached_entries() const {
+  c10::InferenceMode inference;
   int64_t n = 0;
   for (const auto& c : cache_)
     if (c.size > 0) n += (c.pos.narrow(1, 0, c.size) >= 0).sum().item<int64_t>();

@@ -2,6 +2,7 @@
 key depth) per variant and policy, and accuracy against cache occupancy. Reads
 results/passkey/summary.csv and the per-cell CSVs under results/passkey/ (any CSV with the columns
 variant, eval_len, depth, policy, accuracy)."""
+import json
 import math
 import os
 
@@ -182,8 +183,15 @@ def occupancy_figure(agg, out):
 
 
 def load_cells(results):
+    """Per-cell CSVs of the runs merged into summary.csv (the folder its sidecar names)."""
     cells = []
-    for f in common.csv_files(os.path.join(results, "passkey")):
+    folder = os.path.join(results, "passkey")
+    try:
+        with open(os.path.join(folder, "summary.csv.json")) as f:
+            folder = os.path.join(folder, json.load(f).get("runs_dir", "."))
+    except (OSError, ValueError):
+        pass
+    for f in common.csv_files(folder):
         if os.path.basename(f) == "summary.csv":
             continue
         rows = common.read_csv(f)

@@ -91,6 +91,39 @@ TEST(PasskeyPolicy, WindowKeepsSinksAndRecentTokens) {
   EXPECT_EQ(kept(keep), 10);
 }
 
+// With a lookahead of T tokens, budget and window leave room for the T entries per head that
+// arrive before the next eviction: at the last of those queries the cache is still within budget.
+TEST(PasskeyPolicy, LookaheadLeavesRoomForTheNextTokens) {
+  rc::check("kept + new entries <= budget at query + T", [] {
+    const int64_t n = *rc::gen::inRange<int64_t>(20, 400);
+    const int64_t heads = *rc::gen::inRange<int64_t>(1, 5);
+    const int64_t t = *rc::gen::inRange<int64_t>(0, 40);
+    const double budget = *rc::gen::element(0.1, 0.25, 0.5);
+    for (auto kind : {PolicyKind::Budget, PolicyKind::Window}) {
+      PolicyConfig cfg;
+      cfg.kind = kind;
+      cfg.budget = budget;
+      cfg.sinks = 2;
+      std::vector<HeadCache> hs;
+      for (int64_t h = 0; h < heads; ++h) {
+        std::vector<double> bias(static_cast<size_t>(n));
+        for (auto& b : bias) b = -double(*rc::gen::inRange(0, 50));
+        bias.back() = 0.0;
+        hs.push_back(head(bias));
+      }
+      // Window sized for a sequence that ends T tokens from now.
+      const auto keep = select_keep(cfg, hs, n - 1, n + t, t);
+      const int64_t later_full = (n + t) * heads;
+      const int64_t cap = int64_t(std::floor(budget * double(later_full) + 1e-9));
+      if (kind == PolicyKind::Budget && cap >= (t + 1) * heads)
+        RC_ASSERT(kept(keep) + t * heads <= cap);
+      const int64_t cap_per_head = int64_t(std::floor(budget * double(n + t) + 1e-9));
+      if (kind == PolicyKind::Window && cap_per_head - cfg.sinks - t >= 1)
+        RC_ASSERT(kept(keep) + t * heads <= cap_per_head * heads);
+    }
+  });
+}
+
 TEST(PasskeyPolicy, Occupancy) {
   std::vector<HeadCache> heads = {head({0, 0}), head({0, 0, 0, 0})};
   EXPECT_DOUBLE_EQ(occupancy(heads, 3), 6.0 / 8.0);

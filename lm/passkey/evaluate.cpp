@@ -1,7 +1,9 @@
 #include "lm/passkey/evaluate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <stdexcept>
 
 namespace fpa::passkey {
 namespace {
@@ -19,53 +21,69 @@ double thread_cpu_ms() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
 }
 
-void evict(lm::IncrementalDecoder& d, const PolicyConfig& policy, int64_t final_length) {
+void evict(lm::IncrementalDecoder& d, const PolicyConfig& policy, int64_t final_length,
+           int64_t lookahead) {
   if (policy.kind == PolicyKind::Full) return;
-  d.keep(select_keep(policy, d.views(), d.length() - 1, final_length));
+  d.keep(select_keep(policy, d.views(), d.length() - 1, final_length, lookahead));
 }
 
 }  // namespace
 
+void DecodeSchedule::validate() const {
+  if (chunk < 1) throw std::invalid_argument("decode schedule: chunk must be >= 1");
+  if (evict_every < 1) throw std::invalid_argument("decode schedule: evict_every must be >= 1");
+  if (timed_tokens < 1) throw std::invalid_argument("decode schedule: timed_tokens must be >= 1");
+}
+
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
-                        const PolicyConfig& policy, int64_t chunk, int key_digits) {
+                        const PolicyConfig& policy, const DecodeSchedule& schedule, int key_digits) {
+  schedule.validate();
   decoder.reset();
   const auto tokens = at::tensor(to_tokens(prompt.text), at::kLong);
   const int64_t n_prompt = prompt.answer_start, final_length = n_prompt + key_digits;
+  const int64_t tail = std::min(schedule.timed_tokens, n_prompt);  // single-token prompt steps
   const auto t0 = Clock::now();
-  for (int64_t s = 0; s < n_prompt - 1; s += chunk) {
-    decoder.step(tokens.slice(0, s, std::min(s + chunk, n_prompt - 1)));
-    evict(decoder, policy, final_length);
+  for (int64_t s = 0; s < n_prompt - tail; s += schedule.chunk) {
+    decoder.step(tokens.slice(0, s, std::min(s + schedule.chunk, n_prompt - tail)));
+    evict(decoder, policy, final_length, std::max(schedule.chunk, schedule.evict_every));
   }
   PromptResult r;
   r.prefill_ms = ms_since(t0);
 
-  const double full_per_query = [&] {
-    const auto v = decoder.views();
-    return double(v.size());
-  }();
+  const double heads_total = double(decoder.views().size());
   double decode_ms = 0, decode_cpu_ms = 0, occupancy_sum = 0;
-  at::Tensor next = tokens.slice(0, n_prompt - 1, n_prompt);  // the last prompt token
-  for (int d = 0; d < key_digits; ++d) {
+  int64_t since_eviction = 0, steps = 0;
+  at::Tensor next;
+  for (int64_t s = n_prompt - tail; s < n_prompt - 1 + key_digits; ++s) {
+    const bool answer = s >= n_prompt - 1;  // this step's logits give an answer digit
+    if (s < n_prompt) next = tokens.slice(0, s, s + 1);
     auto t = Clock::now();
     double c = thread_cpu_ms();
     const auto logits = decoder.step(next);
+    int64_t byte = -1;
+    if (answer) byte = logits[-1].argmax().item<int64_t>();
     decode_ms += ms_since(t);
     decode_cpu_ms += thread_cpu_ms() - c;
-    // What this query attended to (untimed bookkeeping).
-    occupancy_sum += double(decoder.cached_entries()) / (full_per_query * double(decoder.length()));
-    t = Clock::now();
-    c = thread_cpu_ms();
-    evict(decoder, policy, final_length);
-    const int64_t byte = logits[-1].argmax().item<int64_t>();
-    decode_ms += ms_since(t);
-    decode_cpu_ms += thread_cpu_ms() - c;
-    r.generated += char(byte);
-    next = at::tensor({byte}, at::kLong);
+    ++steps;
+    if (answer) {
+      // What this query attended to (untimed bookkeeping, before the eviction below).
+      occupancy_sum += double(decoder.cached_entries()) / (heads_total * double(s + 1));
+      r.generated += char(byte);
+      next = at::tensor({byte}, at::kLong);
+    }
+    if (++since_eviction >= schedule.evict_every) {
+      t = Clock::now();
+      c = thread_cpu_ms();
+      evict(decoder, policy, final_length, schedule.evict_every);
+      decode_ms += ms_since(t);
+      decode_cpu_ms += thread_cpu_ms() - c;
+      since_eviction = 0;
+    }
   }
   r.correct = r.generated == prompt.key;
   r.occupancy = occupancy_sum / key_digits;
-  r.decode_ms_per_token = decode_ms / key_digits;
-  r.decode_cpu_ms_per_token = decode_cpu_ms / key_digits;
+  r.decode_ms_per_token = decode_ms / double(steps);
+  r.decode_cpu_ms_per_token = decode_cpu_ms / double(steps);
   return r;
 }
 

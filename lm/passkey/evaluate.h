@@ -1,12 +1,13 @@
 // One passkey prompt through the incremental decoder under a cache policy.
 //
-// The prompt (everything before the answer) is prefilled in chunks of `chunk` tokens except its
-// last token; the policy evicts at every chunk boundary (queries inside a chunk see the chunk's
-// own keys in full). The last prompt token and the answer digits are then decoded one token at a
-// time, greedily, evicting after every token. The reported occupancy is the mean, over the
-// key_digits answer queries, of (entries the query attended to) / (layers x heads x (i + 1));
-// decode time is the wall time (and the thread's CPU time) of those single-token steps
-// including eviction.
+// The prompt is prefilled in chunks except its last `timed_tokens` tokens, which are decoded one
+// token at a time (teacher-forced), followed by the key_digits answer digits (greedy). The policy
+// evicts after every prefill chunk and then after every `evict_every` single tokens, each time
+// leaving room for the tokens that come before the next eviction (select_keep's lookahead), so
+// no query ever attends to more than the budget allows. Evicting every few tokens rather than
+// after each one amortises eviction; the decode time reported includes it, averaged over all
+// single-token steps (the timed prompt tail and the answer). The reported occupancy is the mean,
+// over the answer queries, of (entries the query attended to) / (layers x heads x (i + 1)).
 #pragma once
 
 #include "lm/decode.h"
@@ -17,16 +18,23 @@
 
 namespace fpa::passkey {
 
+struct DecodeSchedule {
+  int64_t chunk = 128;         // prefill chunk (eviction after each)
+  int64_t evict_every = 64;    // single-token phase: tokens between evictions
+  int64_t timed_tokens = 256;  // the prompt's last tokens decoded one at a time and timed
+  void validate() const;       // throws std::invalid_argument
+};
+
 struct PromptResult {
   std::string generated;        // the key_digits greedy bytes after the question
   bool correct = false;
   double occupancy = 0;         // mean over the answer queries
-  double decode_ms_per_token = 0;      // wall time
+  double decode_ms_per_token = 0;      // wall time per single-token step, eviction included
   double decode_cpu_ms_per_token = 0;  // this thread's CPU time (robust to a shared machine)
   double prefill_ms = 0;
 };
 
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
-                        const PolicyConfig& policy, int64_t chunk, int key_digits);
+                        const PolicyConfig& policy, const DecodeSchedule& schedule, int key_digits);
 
 }  // namespace fpa::passkey

@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
       ("keys", po::value<int>()->default_value(20), "keys per cell")
       ("depths", po::value<int>()->default_value(5), "depths spread over the prompt (keys cycle through them)")
       ("chunk", po::value<int64_t>()->default_value(128), "prefill chunk (eviction at chunk boundaries)")
+      ("evict-every", po::value<int64_t>()->default_value(64), "single-token decoding: tokens between evictions")
+      ("timed-tokens", po::value<int64_t>()->default_value(256), "the prompt's last tokens decoded one at a time; decode time is their mean with the answer's")
       ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
       ("filler-file", po::value<std::string>()->default_value(""), "filler text file")
       ("summary", po::value<std::string>()->default_value(""), "per-cell summary over depths (default: <out>.summary.csv)");
@@ -71,6 +73,8 @@ int main(int argc, char** argv) {
   cli.range("keys", 1, 1e6);
   cli.range("depths", 1, 1000);
   cli.range("chunk", 1, 1e6);
+  cli.range("evict-every", 1, 1e6);
+  cli.range("timed-tokens", 1, 1e7);
   cli.range("key-digits", 1, 18);
   cli.range("epsilon", 1e-300, 0.999999);
   cli.range("sinks", 0, 1e6);
@@ -126,6 +130,10 @@ int main(int argc, char** argv) {
                                      "accuracy", "n_keys", "decode_ms_per_token", "epsilon",
                                      "per_head", "prefill_ms", "decode_cpu_ms_per_token", "run"});
 
+    DecodeSchedule schedule;
+    schedule.chunk = cli.get<int64_t>("chunk");
+    schedule.evict_every = cli.get<int64_t>("evict-every");
+    schedule.timed_tokens = cli.get<int64_t>("timed-tokens");
     lm::IncrementalDecoder decoder(loaded.model);
     Progress bar("passkey-eval " + run, int64_t(lengths.size() * policies.size()) * keys, "prompt");
     int64_t done = 0;
@@ -140,7 +148,7 @@ int main(int argc, char** argv) {
         std::map<double, Acc> by_depth;
         Acc all;
         for (const auto& p : prompts) {
-          const auto r = run_prompt(decoder, p, policy, cli.get<int64_t>("chunk"), pc.key_digits);
+          const auto r = run_prompt(decoder, p, policy, schedule, pc.key_digits);
           for (Acc* a : {&by_depth[p.depth], &all}) {
             a->correct += r.correct; a->occ += r.occupancy; a->ms += r.decode_ms_per_token;
             a->cpu_ms += r.decode_cpu_ms_per_token;

@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
       ("heads", po::value<int64_t>()->default_value(4), "heads per layer")
       ("min-grad", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
       ("impl", po::value<std::string>()->default_value("auto"), "attention implementation: auto (fused when available), reference, fused")
+      ("init-std", po::value<double>()->default_value(0.02), "std of the normal initialisation of weight matrices and embeddings")
       ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
       ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
       ("corpus-dir", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
   cli.range("layers", 1, 1000);
   cli.range("heads", 1, 1000);
   cli.range("answer-weight", 0, 1e6);
+  cli.range("init-std", 1e-6, 10);
   cli.range("corpus-fraction", 0, 1);
   cli.range("key-digits", 1, 18);
   cli.range("checkpoint-every", 1, 1e9);
@@ -139,6 +141,7 @@ int main(int argc, char** argv) {
     mc.layers = cli.get<int64_t>("layers");
     mc.heads = cli.get<int64_t>("heads");
     mc.context = cli.get<int64_t>("length");
+    mc.init_std = cli.get<double>("init-std");
     mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("min-grad"));
     mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
     mc.validate();

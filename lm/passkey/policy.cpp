@@ -72,8 +72,9 @@ double certified_threshold(double r, int64_t n, double epsilon) {
 
 std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
                                            const std::vector<HeadCache>& heads, int64_t query,
-                                           int64_t final_length) {
+                                           int64_t final_length, int64_t lookahead) {
   config.validate();
+  if (lookahead < 0) throw std::invalid_argument("policy: lookahead must be >= 0");
   std::vector<std::vector<bool>> keep(heads.size());
   for (size_t h = 0; h < heads.size(); ++h) {
     if (heads[h].bias.size() != heads[h].position.size())
@@ -81,6 +82,10 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
     keep[h].assign(heads[h].position.size(), config.kind == PolicyKind::Full);
   }
   const int64_t full = query + 1;  // keys a full cache holds per head
+  // Budget at the last query before the next eviction, minus the entries the new tokens add.
+  const auto ahead = [&](int64_t per_query_heads) {
+    return capacity(config.budget, (full + lookahead) * per_query_heads) - lookahead * per_query_heads;
+  };
   switch (config.kind) {
     case PolicyKind::Full:
       break;
@@ -102,16 +107,17 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
           if (j != top) pool.push_back({h, j, heads[h].bias[j], heads[h].position[j]});
       }
       if (config.per_head) {
-        for (auto& pool : pools) keep_best(pool, capacity(config.budget, full) - 1, keep);
+        for (auto& pool : pools) keep_best(pool, ahead(1) - 1, keep);
       } else {
-        keep_best(pools[0], capacity(config.budget, full * int64_t(heads.size())) - forced, keep);
+        keep_best(pools[0], ahead(int64_t(heads.size())) - forced, keep);
       }
       break;
     }
     case PolicyKind::Window: {
-      const int64_t w = config.window > 0
-                            ? config.window
-                            : std::max<int64_t>(1, capacity(config.budget, final_length) - config.sinks);
+      const int64_t w0 = config.window > 0
+                             ? config.window
+                             : capacity(config.budget, final_length) - config.sinks;
+      const int64_t w = std::max<int64_t>(1, w0 - lookahead);
       for (size_t h = 0; h < heads.size(); ++h)
         for (size_t j = 0; j < heads[h].position.size(); ++j) {
           const int64_t p = heads[h].position[j];

@@ -46,9 +46,13 @@ using HeadCache = fpa::lm::HeadCacheView;
 // Keep masks, one per head (heads in the order given: all layers' heads, flattened).
 // `query` is the 0-based position i of the query just processed, so a full cache holds i + 1
 // keys per head; `final_length` is the sequence's final length (window size derivation).
+// `lookahead` is the number of tokens the decoder will append before it evicts again: budget
+// and window then leave room for them, so that no query in between exceeds the budget
+// (each new token adds one entry per head). Evicting every T tokens instead of after every
+// token amortises the cost of eviction, which otherwise exceeds what a smaller cache saves.
 std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
                                            const std::vector<HeadCache>& heads, int64_t query,
-                                           int64_t final_length);
+                                           int64_t final_length, int64_t lookahead = 0);
 
 // The T5 threshold: -(2R + log(n / epsilon)).
 double certified_threshold(double r, int64_t n, double epsilon);

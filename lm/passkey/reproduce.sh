@@ -6,29 +6,32 @@
 # Trains passkey models on sequences of length L = 512 only (passkey prompts mixed with Brown
 # corpus windows when data/brown/text exists, else passkey prompts only; see README.md), then
 # evaluates each at L, 2L, 4L, 8L under the cache policies and writes results/passkey/:
-#   train-<run>.csv          training log of each run (runs/passkey/<profile>/<run>, resumable)
-#   <run>.csv                per (length, depth, policy, budget) cell
-#   <run>.summary.csv        per (length, policy, budget) cell, averaged over depths
-#   summary.csv, c6_table.md merged by lm/passkey/summarize.py
+#   <profile>/train-<run>.csv    training log of each run (runs/passkey/<profile>/<run>, resumable)
+#   <profile>/<run>.csv          per (length, depth, policy, budget) cell
+#   <profile>/<run>.summary.csv  per (length, policy, budget) cell, averaged over depths
+#   summary.csv, c6_table.md     this profile's runs merged by lm/passkey/summarize.py
 #
-#   quick : 1 seed per variant (fpa, fox, fox-b5, transformer), PASSKEY_QUICK_STEPS steps
-#           (default 900, the prototype's budget), 20 keys per cell; about 15 minutes of one
-#           free core per model (4x that on a machine shared by 5 agents) plus the evaluation
-#   full  : 3 seeds per variant, 900 steps (the prototype's budget), 20 keys per cell
+#   quick : 1 seed of fpa, fox-b5, transformer, PASSKEY_QUICK_STEPS steps (default 300), 5 keys
+#           per cell, budget 0.25: a smoke run of the whole pipeline that fits the quick
+#           profile's hour (about 4 minutes of training and 2-3 of evaluation per model)
+#   full  : 3 seeds of fpa, fox, fox-b5, transformer, 900 steps (the prototype's budget), 20 keys
+#           per cell, budgets 0.25 and 0.5
 # A run whose <run>.summary.csv exists is skipped; an interrupted training run resumes.
 set -euo pipefail
 
 BIN=${1:?usage: lm/passkey/reproduce.sh <bin-dir>}
 PROFILE=${PROFILE:-quick}
-OUT=results/passkey
+RESULTS=results/passkey
+OUT=$RESULTS/$PROFILE     # per-run CSVs of this profile; summary.csv and c6_table.md in $RESULTS
 RUNS=runs/passkey/$PROFILE
 L=512
 case "$PROFILE" in
-  quick) STEPS=${PASSKEY_QUICK_STEPS:-900}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=20 ;;
-  full) STEPS=900; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; KEYS=20 ;;
+  quick) STEPS=${PASSKEY_QUICK_STEPS:-300}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=5; BUDGETS=0.25
+         VARIANTS=${PASSKEY_VARIANTS:-"fpa fox-b5 transformer"} ;;
+  full) STEPS=900; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; KEYS=20; BUDGETS=0.25,0.5
+        VARIANTS=${PASSKEY_VARIANTS:-"fpa fox fox-b5 transformer"} ;;
   *) echo "error: PROFILE must be quick or full, got '$PROFILE'" >&2; exit 2 ;;
 esac
-VARIANTS=${PASSKEY_VARIANTS:-"fpa fox fox-b5 transformer"}
 
 # The mixture: 25% corpus windows when the Brown corpus is prepared (lm/reproduce.sh does that).
 MIX=()
@@ -50,7 +53,10 @@ mkdir -p "$OUT" "$RUNS"
 for seed in $SEEDS; do
   for v in $VARIANTS; do
     run="$v-s$seed"
-    if [[ -s "$OUT/$run.summary.csv" ]]; then echo "passkey: $run done (skipping)"; continue; fi
+    stamp="steps=$STEPS keys=$KEYS budgets=$BUDGETS flags=$(train_flags "$v") mix=${MIX[*]}"
+    if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]]; then
+      echo "passkey: $run done (skipping)"; continue
+    fi
     echo "passkey: training $run ($STEPS steps, profile $PROFILE)"
     # shellcheck disable=SC2046
     nice -n 5 "$BIN/passkey-train" $(train_flags "$v") "${MIX[@]}" --length $L --steps "$STEPS" \
@@ -58,8 +64,9 @@ for seed in $SEEDS; do
     # Budgets: 0.25 (the claim), 0.5 (where does retrieval come back?) for budget and window.
     echo "passkey: evaluating $run"
     nice -n 5 "$BIN/passkey-eval" --checkpoint "$RUNS/$run" --variant "$v" --lengths 1,2,4,8 \
-      --policies full,fpa-certified,budget,window --budgets 0.25,0.5 --keys "$KEYS" \
+      --policies full,fpa-certified,budget,window --budgets "$BUDGETS" --keys "$KEYS" \
       --seed 1000 --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
+    echo "$stamp" > "$OUT/.done-$run"
   done
 done
-/usr/bin/python3 lm/passkey/summarize.py "$OUT"
+/usr/bin/python3 lm/passkey/summarize.py "$RESULTS" "$OUT"

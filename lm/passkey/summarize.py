@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Merges results/passkey/<run>.summary.csv files into results/passkey/summary.csv (SPEC section 7
-columns first) and writes the C6 table (results/passkey/c6_table.md): accuracy and occupancy at
+"""Merges the per-run results/passkey/<profile>/<run>.summary.csv files of one profile into
+results/passkey/summary.csv (SPEC section 7 columns first; summary.csv.json names the run folder) and writes the C6 table (results/passkey/c6_table.md): accuracy and occupancy at
 the longest evaluated length, mean over the runs (seeds) of each variant, per policy and budget,
 and the decode-time ratio budget/full measured in the same runs. Only reads CSVs; writes
 atomically."""
@@ -14,8 +14,8 @@ def write_atomic(path, text):
         f.write(text)
     os.replace(tmp, path)
 
-def main(results):
-    files = sorted(f for f in glob.glob(os.path.join(results, "*.summary.csv")))
+def main(results, runs_dir):
+    files = sorted(f for f in glob.glob(os.path.join(runs_dir, "*.summary.csv")))
     rows, header = [], None
     for f in files:
         with open(f) as fh:
@@ -24,12 +24,13 @@ def main(results):
                 header = list(r[0].keys())
             rows += r
     if not rows:
-        print("summarize: no *.summary.csv under", results)
+        print("summarize: no *.summary.csv under", runs_dir)
         return 1
     out = [",".join(header)] + [",".join(r[c] for c in header) for r in rows]
     write_atomic(os.path.join(results, "summary.csv"), "\n".join(out) + "\n")
     write_atomic(os.path.join(results, "summary.csv.json"), json.dumps(
-        {"program": "lm/passkey/summarize.py", "sources": [os.path.basename(f) for f in files],
+        {"program": "lm/passkey/summarize.py", "runs_dir": os.path.relpath(runs_dir, results),
+         "sources": [os.path.basename(f) for f in files],
          "written_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1) + "\n")
 
     # C6 table: every (variant, eval_len, policy, budget), mean over runs.
@@ -73,4 +74,6 @@ def main(results):
     return 0
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "results/passkey"))
+    if len(sys.argv) != 3:
+        sys.exit("usage: summarize.py <results/passkey> <folder of per-run summaries>")
+    sys.exit(main(sys.argv[1], sys.argv[2]))
