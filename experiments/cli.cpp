@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <fstream>
 #include <iostream>
 
@@ -118,6 +120,24 @@ std::vector<int> split_int_list(const std::string& text, const std::string& opti
       used = 0;
     }
     if (used != s.size()) fail_usage(fmt::format("--{}: '{}' is not an integer", option, s));
+    out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<double> split_double_list(const std::string& text, const std::string& option,
+                                      double lo, double hi) {
+  std::vector<double> out;
+  for (const auto& s : split_list(text, option)) {
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || !std::isfinite(x) || !(x > lo && x < hi))
+      fail_usage(fmt::format("--{}: '{}' is not a number in ({}, {})", option, s, lo, hi));
     out.push_back(x);
   }
   return out;

@@ -16,11 +16,6 @@ namespace {
 
 const auto kF64 = at::TensorOptions().dtype(at::kDouble);
 
-double max_causal_diff(const at::Tensor& a, const at::Tensor& b) {
-  const int64_t n = a.size(0);
-  return (a - b).masked_select(at::ones({n, n}, at::kBool).tril()).abs().max().item<double>();
-}
-
 at::Tensor reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const std::vector<double>& gate, Variant variant) {
   AttentionOptions o;

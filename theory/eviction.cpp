@@ -49,10 +49,7 @@ int main(int argc, char** argv) {
        "epsilons, comma-separated, each in (0, 1)");
   cli.range("trials", 1, 100000);
   cli.require([](const po::variables_map& vm) {
-    for (const auto& s : split_list(vm["eps"].as<std::string>(), "eps")) {
-      const double e = std::stod(s);
-      if (!(e > 0 && e < 1)) return false;
-    }
+    split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);  // exits 2 on a bad item
     return true;
   }, "--eps: every epsilon must be a number in (0, 1)");
   cli.parse(argc, argv);
@@ -61,8 +58,7 @@ int main(int argc, char** argv) {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
     const int trials = cli.get<int>("trials");
-    std::vector<double> eps;
-    for (const auto& s : split_list(cli.get<std::string>("eps"), "eps")) eps.push_back(std::stod(s));
+    const auto eps = split_double_list(cli.get<std::string>("eps"), "eps", 0.0, 1.0);
     const std::vector<int64_t> lengths = {16, 64, 256, 1024}, dims = {4, 16, 64};
     const std::vector<std::pair<int64_t, double>> worst_cases = {{16, 0.5}, {256, 3.0}, {1024, 1.0}};
 

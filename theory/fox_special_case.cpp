@@ -22,13 +22,6 @@ namespace {
 
 const auto kF64 = at::TensorOptions().dtype(at::kDouble);
 
-// Largest |a - b| over the causal entries j <= i of two bias matrices.
-double max_causal_diff(const at::Tensor& a, const at::Tensor& b) {
-  const int64_t n = a.size(0);
-  auto lower = at::ones({n, n}, at::kBool).tril();
-  return (a - b).masked_select(lower).abs().max().item<double>();
-}
-
 // Random log forget gates: log sigmoid of Gaussian logits (odd trials), or steps in {0, -1}
 // with many zeros so that the field has long ties (even trials: exercises the tie rule).
 std::vector<double> random_log_gates(int64_t n, int trial, std::mt19937_64& rng) {

@@ -41,6 +41,11 @@ std::vector<double> cumulative_sum(const std::vector<double>& increments) {
   return out;
 }
 
+double max_causal_diff(const at::Tensor& a, const at::Tensor& b) {
+  const int64_t n = a.size(0);
+  return (a - b).masked_select(at::ones({n, n}, at::kBool).tril()).abs().max().item<double>();
+}
+
 double max_row_decrease(const at::Tensor& bias) {
   auto b = bias.contiguous();
   auto B = b.accessor<double, 2>();

@@ -25,6 +25,8 @@ at::Tensor fpa_bias_of(const std::vector<double>& field);
 at::Tensor fox_bias_of(const std::vector<double>& log_forget);
 std::vector<double> cumulative_sum(const std::vector<double>& increments);
 
+// Largest |a_ij - b_ij| over the causal entries j <= i of two (N, N) bias matrices.
+double max_causal_diff(const at::Tensor& a, const at::Tensor& b);
 // Largest b_ij - b_i,j+1 over 0 <= j < i (<= 0 means every row is non-decreasing in j).
 double max_row_decrease(const at::Tensor& bias);
 // Number of rows i whose alive set {j <= i : b_ij >= -tau} is not a suffix window {j >= j0}.

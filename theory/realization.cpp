@@ -160,10 +160,7 @@ int main(int argc, char** argv) {
     return true;
   }, "--lengths: every length must be in [1, 8192]");
   cli.require([](const po::variables_map& vm) {
-    for (const auto& s : split_list(vm["eps"].as<std::string>(), "eps")) {
-      const double e = std::stod(s);
-      if (!(e > 0 && e < 1)) return false;
-    }
+    split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);  // exits 2 on a bad item
     return true;
   }, "--eps: every epsilon must be a number in (0, 1)");
   cli.parse(argc, argv);
@@ -173,8 +170,7 @@ int main(int argc, char** argv) {
     auto rng = seed_everything(cli.seed());
     const int trials = cli.get<int>("trials");
     const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
-    std::vector<double> eps;
-    for (const auto& s : split_list(cli.get<std::string>("eps"), "eps")) eps.push_back(std::stod(s));
+    const auto eps = split_double_list(cli.get<std::string>("eps"), "eps", 0.0, 1.0);
 
     CsvWriter csv(cli.out(), {"part", "family", "length", "trial", "param", "statistic", "value",
                               "limit", "ok"});
