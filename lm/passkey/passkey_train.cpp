@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
       ("heads", po::value<int64_t>()->default_value(4), "heads per layer")
       ("min-grad", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
       ("impl", po::value<std::string>()->default_value("auto"), "attention implementation: auto (fused when available), reference, fused")
-      ("init-std", po::value<double>()->default_value(0.02), "std of the normal initialisation of weight matrices and embeddings")
+      ("init-std", po::value<double>()->default_value(0.05), "std of the normal initialisation of weight matrices and embeddings (lm uses 0.02; passkey models stay at chance with it, see README)")
       ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
       ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
       ("corpus-dir", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")

@@ -14,7 +14,7 @@
 #   quick : 1 seed of fpa, fox-b5, transformer, PASSKEY_QUICK_STEPS steps (default 300), 5 keys
 #           per cell, budget 0.25: a smoke run of the whole pipeline that fits the quick
 #           profile's hour (about 4 minutes of training and 2-3 of evaluation per model)
-#   full  : 3 seeds of fpa, fox, fox-b5, transformer, 900 steps (the prototype's budget), 20 keys
+#   full  : 3 seeds of fpa, fox, fox-b5, transformer, 1500 steps (900 left FPA half-trained), 20 keys
 #           per cell, budgets 0.25 and 0.5
 # A run whose <run>.summary.csv exists is skipped; an interrupted training run resumes.
 set -euo pipefail
@@ -28,7 +28,7 @@ L=512
 case "$PROFILE" in
   quick) STEPS=${PASSKEY_QUICK_STEPS:-300}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=5; BUDGETS=0.25
          VARIANTS=${PASSKEY_VARIANTS:-"fpa fox-b5 transformer"} ;;
-  full) STEPS=900; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; KEYS=20; BUDGETS=0.25,0.5
+  full) STEPS=1500; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; KEYS=20; BUDGETS=0.25,0.5
         VARIANTS=${PASSKEY_VARIANTS:-"fpa fox fox-b5 transformer"} ;;
   *) echo "error: PROFILE must be quick or full, got '$PROFILE'" >&2; exit 2 ;;
 esac
@@ -40,7 +40,7 @@ if [[ -d data/brown/text ]]; then MIX=(--corpus-dir data/brown/text --corpus-fra
 # variant label -> trainer flags
 train_flags() {
   case "$1" in
-    fpa) echo "--variant fpa --gate-bias 0,0,0,0" ;;         # increments start near 0 (prototype-like)
+    fpa) echo "--variant fpa --gate-bias 0,0,0,0 --min-grad exact" ;;  # increments near 0, hard subgradient (prototype)
     fpa-lminit) echo "--variant fpa" ;;                       # lm's FoX-matching init (-log 2 per token)
     fox) echo "--variant fox" ;;                              # lm's FoX init: gate bias 0
     fox-b5) echo "--variant fox --gate-bias 0,0,5,5" ;;      # forget gates near 1 on half the heads
