@@ -4,7 +4,7 @@
 #
 #   lm/reproduce.sh <bin-dir>        PROFILE=quick (default) or full
 #
-#   quick : tiny preset, LM_QUICK_STEPS optimiser steps (default 300) per variant
+#   quick : tiny preset, LM_QUICK_STEPS optimiser steps (default 200) per variant
 #   full  : tiny preset at its full budget (lm/presets.cpp)
 # Runs live in runs/lm/<profile>/<variant> (checkpointed; an interrupted script resumes them);
 # a variant whose summary row exists is skipped. Outputs per variant: train-<variant>.csv (log),
@@ -18,7 +18,7 @@ SEED=${LM_SEED:-0}
 VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}
 OUT=results/lm
 case "$PROFILE" in
-  quick) STEPS=${LM_QUICK_STEPS:-300} ;;
+  quick) STEPS=${LM_QUICK_STEPS:-200} ;;
   full) STEPS=0 ;;  # the preset's own step count
   *) echo "error: PROFILE must be quick or full, got '$PROFILE'" >&2; exit 2 ;;
 esac

@@ -11,9 +11,9 @@
 #   <profile>/<run>.summary.csv  per (length, policy, budget) cell, averaged over depths
 #   summary.csv, c6_table.md     this profile's runs merged by lm/passkey/summarize.py
 #
-#   quick : 1 seed of fpa, fox-b5, transformer, PASSKEY_QUICK_STEPS steps (default 300), 5 keys
+#   quick : 1 seed of fpa, fox-b5, transformer, PASSKEY_QUICK_STEPS steps (default 200), 5 keys
 #           per cell, budget 0.25: a smoke run of the whole pipeline that fits the quick
-#           profile's hour (about 4 minutes of training and 2-3 of evaluation per model)
+#           profile's hour (about 3 minutes of training and 1 of evaluation per model)
 #   full  : 3 seeds of fpa, fox, fox-b5, transformer, 1500 steps (900 left FPA half-trained), 20 keys
 #           per cell, budgets 0.25 and 0.5
 # A run whose <run>.summary.csv exists is skipped; an interrupted training run resumes.
@@ -26,7 +26,7 @@ OUT=$RESULTS/$PROFILE     # per-run CSVs of this profile; summary.csv and c6_tab
 RUNS=runs/passkey/$PROFILE
 L=512
 case "$PROFILE" in
-  quick) STEPS=${PASSKEY_QUICK_STEPS:-300}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=5; BUDGETS=0.25
+  quick) STEPS=${PASSKEY_QUICK_STEPS:-200}; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=5; BUDGETS=0.25
          VARIANTS=${PASSKEY_VARIANTS:-"fpa fox-b5 transformer"} ;;
   full) STEPS=1500; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; KEYS=20; BUDGETS=0.25,0.5
         VARIANTS=${PASSKEY_VARIANTS:-"fpa fox fox-b5 transformer"} ;;
