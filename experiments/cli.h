@@ -59,7 +59,9 @@ class Cli {
 // Splits "a,b,c" into {"a","b","c"} (empty items rejected with a one-line error).
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
 std::vector<int> split_int_list(const std::string& text, const std::string& option);
-// Finite numbers strictly between lo and hi; anything else is a one-line error (exit 2).
+// Finite numbers (optionally strictly between lo and hi); anything else is a one-line error
+// (exit 2).
+std::vector<double> split_double_list(const std::string& text, const std::string& option);
 std::vector<double> split_double_list(const std::string& text, const std::string& option,
                                       double lo, double hi);
 

@@ -33,14 +33,9 @@ std::string budget_cell(const PolicyConfig& p) {
 }
 
 std::vector<double> parse_budgets(const std::string& text) {
-  std::vector<double> out;
-  for (const auto& s : split_list(text, "budgets")) {
-    size_t used = 0;
-    double x = 0;
-    try { x = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
-    if (used != s.size() || !(x > 0 && x <= 1)) fail_usage(fmt::format("--budgets: '{}' is not in (0, 1]", s));
-    out.push_back(x);
-  }
+  const auto out = split_double_list(text, "budgets");
+  for (double x : out)
+    if (!(x > 0 && x <= 1)) fail_usage(fmt::format("--budgets: '{}' is not in (0, 1]", x));
   return out;
 }
 

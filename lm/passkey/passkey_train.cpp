@@ -56,19 +56,6 @@ void set_gate_bias(lm::LanguageModel& model, const std::vector<double>& bias) {
   }
 }
 
-std::vector<double> parse_doubles(const std::string& text) {
-  std::vector<double> out;
-  if (text.empty()) return out;
-  for (const auto& s : split_list(text, "gate-bias")) {
-    size_t used = 0;
-    double x = 0;
-    try { x = std::stod(s, &used); } catch (const std::exception&) { used = 0; }
-    if (used != s.size() || !std::isfinite(x)) fail_usage(fmt::format("--gate-bias: bad number '{}'", s));
-    out.push_back(x);
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,7 +113,9 @@ int main(int argc, char** argv) {
     return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus-dir"].as<std::string>().empty();
   }, "--corpus-fraction > 0 needs --corpus-dir");
   cli.parse(argc, argv);
-  const auto gate_bias = parse_doubles(cli.get<std::string>("gate-bias"));
+  const auto gate_bias = cli.get<std::string>("gate-bias").empty()
+                             ? std::vector<double>{}
+                             : split_double_list(cli.get<std::string>("gate-bias"), "gate-bias");
 
   try {
     const auto out_dir = cli.get<std::string>("out-dir");
