@@ -10,7 +10,7 @@ export PROFILE
 
 STUDIES := theory bench synthetic lm passkey
 
-.PHONY: all deps build test reproduce figures clean $(addprefix reproduce-,$(STUDIES))
+.PHONY: all deps build test reproduce figures clean data-brown $(addprefix reproduce-,$(STUDIES))
 
 all: build
 
@@ -29,18 +29,21 @@ test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # Each study is a script that skips runs whose results are complete, so an interrupted
-# `make reproduce` resumes; `make -j reproduce` runs the studies in parallel. paper_figures/
-# reproduce_meta.py says what each step does, times it, and writes results/reproduce_meta.json
-# (profile, wall times, machine) for REPORT.md. A failed study does not stop the others (-k) nor
-# the report (which then says so); `make reproduce` still exits non-zero. The kernel benchmark
-# runs first and alone, so that `make -j` does not time it against the other studies' load.
+# `make reproduce` resumes. After the kernel benchmark, which runs first and alone so that its
+# timings do not include the other studies' load, the studies run JOBS at a time (two
+# single-threaded trainings on this 2-core machine ran at 1.55x the steps per second of one;
+# `make -jN reproduce` sets the number instead). paper_figures/reproduce_meta.py says what each
+# step does, times it, and writes results/reproduce_meta.json (profile, wall times, machine) for
+# REPORT.md. A failed study does not stop the others (-k) nor the report (which then says so);
+# `make reproduce` still exits non-zero.
+STUDY_JOBS = $(if $(filter -j% j%,$(MAKEFLAGS)),,-j$(JOBS))
 META := /usr/bin/python3 paper_figures/reproduce_meta.py --state $(BUILD)/reproduce-state
 
 reproduce: build
 	@$(META) start
 	@status=0; \
 	$(MAKE) --no-print-directory reproduce-bench || status=1; \
-	$(MAKE) --no-print-directory -k $(addprefix reproduce-,$(filter-out bench,$(STUDIES))) || status=1; \
+	FPA_PROGRESS=plain $(MAKE) --no-print-directory -k $(STUDY_JOBS) $(addprefix reproduce-,$(filter-out bench,$(STUDIES))) || status=1; \
 	$(META) finish || status=1; \
 	$(MAKE) --no-print-directory figures || status=1; \
 	if [ $$status -eq 0 ]; then echo "reproduce: done (PROFILE=$(PROFILE)); see results/REPORT.md"; \
@@ -53,10 +56,14 @@ reproduce-bench: build
 	@$(META) step bench -- kernels/reproduce.sh $(BUILD)/bin
 reproduce-synthetic: build
 	@$(META) step synthetic -- synthetic/reproduce.sh $(BUILD)/bin
-reproduce-lm: build
+reproduce-lm: data-brown
 	@$(META) step lm -- lm/reproduce.sh $(BUILD)/bin
-reproduce-passkey: reproduce-lm
+reproduce-passkey: data-brown
 	@$(META) step passkey -- lm/passkey/reproduce.sh $(BUILD)/bin
+
+# The Brown corpus (language models; passkey's training mixture), fetched and checked once.
+data-brown: build
+	@lm/fetch_brown.sh $(BUILD)/bin data/brown
 
 # Tables, figures and results/REPORT.md from the CSVs under results/ (nothing else).
 figures:

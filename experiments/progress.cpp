@@ -3,14 +3,24 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 namespace fpa {
 
 Progress::Progress(std::string label, int64_t total, std::string unit, double plain_every_s)
     : label_(std::move(label)), unit_(std::move(unit)), total_(total),
-      plain_every_s_(plain_every_s), tty_(::isatty(::fileno(stderr)) != 0),
+      plain_every_s_(plain_every_s), tty_(live_line_wanted()),
       start_(std::chrono::steady_clock::now()), last_print_(start_) {}
+
+// A live line needs a terminal of its own: FPA_PROGRESS=plain (set by `make reproduce`, whose
+// studies share one terminal when they run in parallel) asks for plain lines anyway.
+bool Progress::live_line_wanted() {
+  const char* mode = std::getenv("FPA_PROGRESS");
+  if (mode && std::strcmp(mode, "plain") == 0) return false;
+  return ::isatty(::fileno(stderr)) != 0;
+}
 
 std::string Progress::format_duration(double s) {
   if (s < 0 || s != s) return "?";

@@ -1,5 +1,6 @@
 // Progress of long work: on a terminal a live line with rate and ETA, redrawn at most 5 times a
-// second; otherwise (logs, CI) a plain line every `plain_every_s` seconds and at the end.
+// second; otherwise (logs, CI, or FPA_PROGRESS=plain) a plain line every `plain_every_s` seconds
+// and at the end.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@ class Progress {
   static std::string format_duration(double seconds);  // "1h02m", "3m05s", "12s"
 
  private:
+  static bool live_line_wanted();  // a terminal, and FPA_PROGRESS is not "plain"
   void print(int64_t done, const std::string& extra, bool final_line);
 
   std::string label_, unit_;

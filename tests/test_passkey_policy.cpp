@@ -32,6 +32,11 @@ TEST(PasskeyPolicy, Names) {
   for (auto k : {PolicyKind::Full, PolicyKind::FpaCertified, PolicyKind::Budget, PolicyKind::Window})
     EXPECT_EQ(parse_policy(to_string(k)), k);
   EXPECT_THROW(parse_policy("lru"), std::invalid_argument);
+  EXPECT_TRUE(policy_named("budget-per-head").per_head);
+  EXPECT_EQ(policy_named("budget-per-head").kind, PolicyKind::Budget);
+  EXPECT_FALSE(policy_named("budget").per_head);
+  EXPECT_EQ(policy_named("certified").kind, PolicyKind::FpaCertified);
+  EXPECT_THROW(policy_named("budget-per-layer"), std::invalid_argument);
 }
 
 TEST(PasskeyPolicy, FullKeepsEverything) {

@@ -44,7 +44,7 @@ std::vector<double> parse_budgets(const std::string& text) {
 int main(int argc, char** argv) {
   Cli cli("passkey-eval",
           "passkey retrieval of a checkpoint at multiples of its training length under KV-cache "
-          "policies (full, fpa-certified, budget, window)",
+          "policies (full, fpa-certified, budget, budget-per-head, window)",
           "results/passkey/cells.csv");
   cli.add()
       ("checkpoint", po::value<std::string>(), "run directory or checkpoint file (required)")
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       ("budgets", po::value<std::string>()->default_value("0.25"), "budget fractions for budget and window")
       ("epsilon", po::value<double>()->default_value(1e-3), "fpa-certified: epsilon of the T5 threshold")
       ("sinks", po::value<int64_t>()->default_value(4), "window: sink tokens")
-      ("per-head", po::bool_switch()->default_value(false), "budget: per-head capacity instead of one shared pool")
+      ("per-head", po::bool_switch()->default_value(false), "every budget policy per head (budget-per-head in --policies does it for one)")
       ("keys", po::value<int>()->default_value(20), "keys per cell")
       ("depths", po::value<int>()->default_value(5), "depths spread over the prompt (keys cycle through them)")
       ("chunk", po::value<int64_t>()->default_value(128), "prefill chunk (eviction at chunk boundaries)")
@@ -75,9 +75,9 @@ int main(int argc, char** argv) {
   cli.range("sinks", 0, 1e6);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cli.require([](const po::variables_map& vm) {
-    for (const auto& p : split_list(vm["policies"].as<std::string>(), "policies")) parse_policy(p);
+    for (const auto& p : split_list(vm["policies"].as<std::string>(), "policies")) policy_named(p);
     return true;
-  }, "bad --policies (full, fpa-certified, budget, window)");
+  }, "bad --policies");
   cli.parse(argc, argv);
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
@@ -99,11 +99,10 @@ int main(int argc, char** argv) {
 
     std::vector<PolicyConfig> policies;
     for (const auto& name : split_list(cli.get<std::string>("policies"), "policies")) {
-      PolicyConfig p;
-      p.kind = parse_policy(name);
+      PolicyConfig p = policy_named(name);
       p.epsilon = cli.get<double>("epsilon");
       p.sinks = cli.get<int64_t>("sinks");
-      p.per_head = cli.flag("per-head");
+      p.per_head = p.per_head || cli.flag("per-head");
       if (p.kind == PolicyKind::Budget || p.kind == PolicyKind::Window) {
         for (double b : budgets) { p.budget = b; policies.push_back(p); }
       } else {

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
       ("min-grad", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
       ("impl", po::value<std::string>()->default_value("auto"), "attention implementation: auto (fused when available), reference, fused")
       ("init-std", po::value<double>()->default_value(0.05), "std of the normal initialisation of weight matrices and embeddings (lm uses 0.02; passkey models stay at chance with it, see README)")
+      ("embed-std", po::value<double>()->default_value(0.0), "std of the token embedding's normal initialisation; 0: --init-std")
+      ("untie-embeddings", po::bool_switch()->default_value(false), "give the model its own LM head instead of reusing the token embedding")
       ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
       ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
       ("corpus-dir", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
   cli.range("heads", 1, 1000);
   cli.range("answer-weight", 0, 1e6);
   cli.range("init-std", 1e-6, 10);
+  cli.range("embed-std", 0, 10);
   cli.range("corpus-fraction", 0, 1);
   cli.range("key-digits", 1, 18);
   cli.range("checkpoint-every", 1, 1e9);
@@ -131,6 +134,7 @@ int main(int argc, char** argv) {
     mc.heads = cli.get<int64_t>("heads");
     mc.context = cli.get<int64_t>("length");
     mc.init_std = cli.get<double>("init-std");
+    mc.tie_embeddings = !cli.flag("untie-embeddings");
     mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("min-grad"));
     mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
     mc.validate();
@@ -154,6 +158,10 @@ int main(int argc, char** argv) {
 
     lm::LanguageModel model(mc);
     if (!gate_bias.empty()) set_gate_bias(model, gate_bias);
+    if (cli.get<double>("embed-std") > 0) {
+      torch::NoGradGuard no_grad;
+      model->embed->weight.normal_(0.0, cli.get<double>("embed-std"));
+    }
     auto optimizer = make_optimizer(model, tc.lr);
     lm::TrainProgress progress;
     if (cli.flag("resume") && fs::exists(ckpt)) {
@@ -174,6 +182,15 @@ int main(int argc, char** argv) {
     const double elapsed0 = progress.elapsed_s;
     auto elapsed = [&] {
       return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
+    auto write_log = [&] {
+      CsvWriter log(log_path, split_list(kLogColumns, "columns"));
+      std::istringstream rows(progress.log_rows);
+      std::string line;
+      while (std::getline(rows, line))
+        if (!line.empty()) log.add_row(split_list(line, "row"));
+      log.commit(Provenance::from(cli));
     };
     model->train();
     const int64_t stop_after = cli.get<int64_t>("stop-after");
@@ -206,18 +223,13 @@ int main(int argc, char** argv) {
         lm::save_checkpoint(ckpt, model, optimizer, progress);
       }
       if (stopping) {
+        write_log();
         std::cerr << fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", progress.step);
         return 0;
       }
     }
     bar.finish();
-    // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
-    CsvWriter log(log_path, split_list(kLogColumns, "columns"));
-    std::istringstream rows(progress.log_rows);
-    std::string line;
-    while (std::getline(rows, line))
-      if (!line.empty()) log.add_row(split_list(line, "row"));
-    log.commit(Provenance::from(cli));
+    write_log();
     std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step, log_path);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -56,7 +56,14 @@ PolicyKind parse_policy(const std::string& name) {
   if (name == "budget") return PolicyKind::Budget;
   if (name == "window") return PolicyKind::Window;
   throw std::invalid_argument(
-      fmt::format("unknown cache policy '{}' (full, fpa-certified, budget, window)", name));
+      fmt::format("unknown cache policy '{}' (full, fpa-certified, budget, budget-per-head, window)", name));
+}
+
+PolicyConfig policy_named(const std::string& name) {
+  PolicyConfig p;
+  p.per_head = name == "budget-per-head";
+  p.kind = p.per_head ? PolicyKind::Budget : parse_policy(name);
+  return p;
 }
 
 void PolicyConfig::validate() const {

@@ -10,7 +10,8 @@
 //   fpa-certified : drop keys with b_ij < -(2R + log(n / epsilon)), n = i + 1 (SPEC T5). Per head.
 //   budget        : keep at most floor(budget * (entries a full cache would hold)) entries, dropping
 //                   the lowest-bias keys first, ties broken by recency (older dropped first).
-//                   Shared across all heads and layers by default, or per head. Every head always
+//                   Shared across all heads and layers by default, or per head (the name
+//                   "budget-per-head" selects that). Every head always
 //                   keeps its newest key (the current token, bias 0).
 //   window        : the first `sinks` positions plus the last W positions (StreamingLLM). W is
 //                   `window` when > 0, else budget * final_length - sinks, so that the window
@@ -29,6 +30,11 @@ enum class PolicyKind { Full, FpaCertified, Budget, Window };
 
 std::string to_string(PolicyKind kind);            // "full", "fpa-certified", "budget", "window"
 PolicyKind parse_policy(const std::string& name);  // throws std::invalid_argument
+
+struct PolicyConfig;
+// A policy by its command-line name: full, fpa-certified (or certified), budget,
+// budget-per-head, window. Throws std::invalid_argument on any other name.
+PolicyConfig policy_named(const std::string& name);
 
 struct PolicyConfig {
   PolicyKind kind = PolicyKind::Full;

@@ -66,8 +66,9 @@ def main(results, runs_dir):
             if int(r["eval_len"]) == n and r["policy"] != "full":
                 t = float(r["decode_ms_per_token"])
                 tc = float(r.get("decode_cpu_ms_per_token") or "nan")
+                policy = r["policy"] + (" per head" if r.get("per_head") == "1" else "")
                 lines.append("| {} | {} | {} | {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} | {:.3f} | {:.3f} | {:.2f} |".format(
-                    run, variant, n, r["policy"], r["budget"] or "-", float(r["occupancy"]), t, f, t / f,
+                    run, variant, n, policy, r["budget"] or "-", float(r["occupancy"]), t, f, t / f,
                     tc, fc, tc / fc))
     write_atomic(os.path.join(results, "c6_table.md"), "\n".join(lines) + "\n")
     print("summarize: {} rows from {} files -> {}/summary.csv, c6_table.md".format(len(rows), len(files), results))
