@@ -20,8 +20,12 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
+// The program's start, taken during static initialisation: a Provenance made when a run commits
+// its CSV, at the end, still reports the whole run's start and wall time.
+const auto kProgramStart = std::chrono::steady_clock::now();
+const std::time_t kProgramStartUtc = std::time(nullptr);
+
+std::string utc_string(std::time_t t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
@@ -36,7 +40,8 @@ Provenance Provenance::from(const Cli& cli) {
   p.config = cli.config();
   p.seed = cli.seed();
   p.code_version = fpa::code_version();
-  p.started_utc = now_utc();
+  p.start = kProgramStart;
+  p.started_utc = utc_string(kProgramStartUtc);
   return p;
 }
 

@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -66,6 +68,22 @@ TEST(Cli, SplitsLists) {
   EXPECT_EQ(split_int_list("8,16", "x"), (std::vector<int>{8, 16}));
   EXPECT_EXIT(split_int_list("8,z", "head-dims"), ::testing::ExitedWithCode(2),
               "error: --head-dims: 'z' is not an integer");
+}
+
+// A run makes its Provenance when it commits its CSV, at the end: the wall time must still be
+// the whole program's, not the time since that call.
+TEST(Provenance, WallTimeCountsFromTheProgramStart) {
+  Cli cli("prog", "test", "out.csv");
+  std::vector<std::string> args = {"prog"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  cli.parse(int(argv.size()), argv.data());
+  const auto before = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto p = Provenance::from(cli);
+  EXPECT_LE(p.start, before);
+  EXPECT_GE(p.wall_seconds(), 0.05);
+  EXPECT_EQ(p.started_utc.size(), 20u);  // 2026-11-29T16:00:00Z
 }
 
 TEST(CsvWriter, WritesAtomicallyWithProvenanceSidecar) {

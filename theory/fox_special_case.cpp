@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     return true;
   }, "--lengths: every length must be in [1, 8192]");
   cli.parse(argc, argv);
-  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
+  const auto provenance = Provenance::from(cli);
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());

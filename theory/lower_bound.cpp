@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   cli.range("max-n", 1, 16);
   cli.range("max-d", 1, 14);
   cli.parse(argc, argv);
-  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
+  const auto provenance = Provenance::from(cli);
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());

@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     return true;
   }, "--eps: every epsilon must be a number in (0, 1)");
   cli.parse(argc, argv);
-  const auto provenance = Provenance::from(cli);  // started now: the sidecar's wall time
+  const auto provenance = Provenance::from(cli);
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   }, "--dtype must be float32 or float64");
   cli.parse(argc, argv);
 
-  const Provenance provenance = Provenance::from(cli);  // start time of the run
+  const Provenance provenance = Provenance::from(cli);
   const bool quick = cli.flag("quick");
   const std::string n_list = cli.has("n-list") ? cli.get<std::string>("n-list")
                              : quick            ? "256,512,1024"
