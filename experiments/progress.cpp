@@ -44,7 +44,7 @@ void Progress::finish(const std::string& extra) { print(last_done_ = total_, ext
 void Progress::print(int64_t done, const std::string& extra, bool final_line) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double rate = elapsed > 0 ? done / elapsed : 0.0;
+  const double rate = elapsed > 0 ? double(done - first_) / elapsed : 0.0;
   const double eta = rate > 0 ? (total_ - done) / rate : -1;
   auto line = fmt::format("{} {}/{} {} [{:.3g} {}/s, {} {}]{}{}", label_, done, total_, unit_,
                           rate, unit_, final_line ? "took" : "ETA",

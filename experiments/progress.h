@@ -16,6 +16,8 @@ class Progress {
   // `done` items of `total` are finished; `extra` is appended (for example "loss 1.234").
   void update(int64_t done, const std::string& extra = "");
   void finish(const std::string& extra = "");
+  // A resumed run starts at `done`: rate and ETA count only the work of this invocation.
+  void resume_at(int64_t done) { first_ = last_done_ = done; }
 
   static std::string format_duration(double seconds);  // "1h02m", "3m05s", "12s"
 
@@ -25,6 +27,7 @@ class Progress {
 
   std::string label_, unit_;
   int64_t total_;
+  int64_t first_ = 0;
   double plain_every_s_;
   bool tty_;
   std::chrono::steady_clock::time_point start_, last_print_;

@@ -113,6 +113,7 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
   const int64_t per_rank = t.batch / world, micro = per_rank / t.accum;
   std::vector<torch::Tensor> params = model->parameters();
   Progress bar(fmt::format("lm-train {}", to_string(o.model.kind)), t.steps, "step");
+  bar.resume_at(progress.step);
   const auto wall_start = Clock::now();
   const double elapsed_before = progress.elapsed_s;
   double last_val = std::nan("");

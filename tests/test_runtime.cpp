@@ -117,6 +117,22 @@ TEST(AtomicFile, ReplacesExistingFile) {
   EXPECT_EQ(slurp(path), "new");
 }
 
+// A resumed run's rate counts only this invocation's steps (it once divided all 2200 steps of a
+// run resumed at 2000 by the seconds since the resume: "8 step/s" for a 0.8 step/s run).
+TEST(Progress, ResumedRunRateCountsOnlyNewWork) {
+  Progress p("resumed", 100, "step", 0.0);
+  p.resume_at(90);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::testing::internal::CaptureStderr();
+  p.update(91);
+  const std::string line = ::testing::internal::GetCapturedStderr();
+  const auto open = line.find('[');
+  ASSERT_NE(open, std::string::npos) << line;
+  const double rate = std::stod(line.substr(open + 1));
+  EXPECT_GT(rate, 0.0) << line;
+  EXPECT_LT(rate, 11.0) << line;  // 1 step in >= 0.1 s; 910 without resume_at
+}
+
 TEST(Progress, FormatsDurations) {
   EXPECT_EQ(Progress::format_duration(12.2), "12s");
   EXPECT_EQ(Progress::format_duration(185), "3m05s");

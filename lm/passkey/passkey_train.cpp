@@ -178,6 +178,7 @@ int main(int argc, char** argv) {
                              mc.context);
 
     Progress bar("passkey-train " + out_dir, tc.steps, "step");
+    bar.resume_at(progress.step);
     const auto start = std::chrono::steady_clock::now();
     const double elapsed0 = progress.elapsed_s;
     auto elapsed = [&] {
