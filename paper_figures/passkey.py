@@ -242,6 +242,10 @@ def heatmap_figure(cells, out):
                 wsum[i, j] += c["n"]
             acc = np.ma.masked_where(wsum == 0, acc / np.maximum(wsum, 1e-12))
             im = ax.imshow(acc, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto", origin="lower")
+            for i in range(len(depths)):  # the numbers, so a reader need not decode colours
+                for j in range(len(lens)):
+                    if wsum[i, j] > 0:
+                        ax.text(j, i, f"{acc[i, j]:.2f}", ha="center", va="center", fontsize=6)
             L = sel[0]["train_len"]
             ax.set_xticks(range(len(lens)))
             ax.set_xticklabels([f"{l / L:g}L" if L else str(l) for l in lens], fontsize=8)
@@ -250,7 +254,8 @@ def heatmap_figure(cells, out):
     if im is not None:
         cb = fig.colorbar(im, ax=axes, fraction=0.02, pad=0.02)
         cb.set_label("passkey accuracy")
+    # Above the panel titles: y in figure coordinates, 0.45 inch over the top edge of the axes.
     fig.suptitle("Passkey accuracy by evaluation length (multiples of the training length L) and key depth "
-                 "(fraction of the prompt)", fontsize=9)
+                 "(fraction of the prompt)", fontsize=9, y=1.0 + 0.2 / fig.get_size_inches()[1])
     return style.save(fig, out, "passkey_heatmaps"), ("Passkey accuracy by evaluation length and key depth, per "
                                                       "variant (rows) and cache policy (columns).")
