@@ -41,6 +41,10 @@ def policy_name(row):
     return name
 
 
+# One marker per policy label (up to 12): style.MARKERS has too few for every budget variant.
+POLICY_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
+
+
 def policy_sort(p):
     base = p.split(" ")[0]
     return (POLICY_ORDER.index(base) if base in POLICY_ORDER else len(POLICY_ORDER), p)
@@ -162,7 +166,7 @@ def occupancy_figure(agg, out):
         for k, a in sorted(agg.items()):
             if not k[1] or k[2] / k[1] != m:
                 continue
-            marker = style.MARKERS[policies.index(k[3]) % len(style.MARKERS)]
+            marker = POLICY_MARKERS[policies.index(k[3]) % len(POLICY_MARKERS)]
             ax.scatter(a["occupancy"], a["accuracy"], color=style.colour(k[0]), marker=marker, s=sizes[k[0]],
                        edgecolors="black", linewidths=0.4, zorder=3 + variants.index(k[0]))
         ax.axvline(0.25, color="grey", linestyle=":", linewidth=1)
@@ -173,7 +177,7 @@ def occupancy_figure(agg, out):
     axes[0][0].set_ylabel("passkey accuracy")
     from matplotlib.lines import Line2D
     handles = [Line2D([], [], color=style.colour(v), marker="o", linestyle="", label=style.label(v)) for v in variants]
-    handles += [Line2D([], [], color="grey", marker=style.MARKERS[i % len(style.MARKERS)], linestyle="", label=p)
+    handles += [Line2D([], [], color="grey", marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], linestyle="", label=p)
                 for i, p in enumerate(policies)]
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 8), bbox_to_anchor=(0.5, 1.0), frameon=False)
