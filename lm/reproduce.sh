@@ -5,9 +5,9 @@
 #   lm/reproduce.sh <bin-dir>        PROFILE=quick (default) or full
 #
 #   quick : tiny preset, LM_QUICK_STEPS optimiser steps (default 200) per variant
-#   full  : tiny preset, LM_FULL_STEPS steps (default 500: the four variants then take about 70
-#           minutes of one core, measured at 660-1350 tokens/s, which keeps the full profile near
-#           2.5 hours; LM_FULL_STEPS=0 trains the preset's own 1200 steps, about 2h45m)
+#   full  : tiny preset at its full budget (lm/presets.cpp: 1200 steps; LM_FULL_STEPS overrides).
+#           In the quick profile's clean-clone run 200 steps took 49-60 s per variant while the
+#           synthetic study shared the 2 cores, so the four full runs take about 20-25 minutes.
 # Runs live in runs/lm/<profile>/<variant> (checkpointed; an interrupted script resumes them);
 # a variant whose summary row exists is skipped. Outputs per variant: train-<variant>.csv (log),
 # eval-<variant>.csv, positions-<variant>.csv, summary-<variant>.csv; and summary.csv.
@@ -21,7 +21,7 @@ VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}
 OUT=results/lm
 case "$PROFILE" in
   quick) STEPS=${LM_QUICK_STEPS:-200} ;;
-  full) STEPS=${LM_FULL_STEPS:-500} ;;  # 0: the preset's own step count
+  full) STEPS=${LM_FULL_STEPS:-0} ;;  # 0: the preset's own step count
   *) echo "error: PROFILE must be quick or full, got '$PROFILE'" >&2; exit 2 ;;
 esac
 RUNS=runs/lm/$PRESET-$PROFILE-steps$STEPS
