@@ -12,7 +12,7 @@ jobs=${JOBS:-1}
 impl=${IMPL:-fused}   # fused CPU kernels: same results as reference, 1.5-3.5x faster here
 
 case $profile in
-  quick) seeds=2 ;;   # 3 tasks x (softmax, fox, fpa exact, fpa straight-through) x d8 x 2 seeds = 24 runs
+  quick) seeds=3 ;;   # 3 tasks x (softmax, fox, fpa exact, fpa straight-through) x d8 x 3 seeds = 36 runs
   full)  seeds=10 ;;  # the same grid with 10 seeds = 120 runs
   *) echo "error: PROFILE must be quick or full, got '$profile'" >&2; exit 2 ;;
 esac
