@@ -56,13 +56,22 @@ PolicyKind parse_policy(const std::string& name) {
   if (name == "budget") return PolicyKind::Budget;
   if (name == "window") return PolicyKind::Window;
   throw std::invalid_argument(
-      fmt::format("unknown cache policy '{}' (full, fpa-certified, budget, budget-per-head, window)", name));
+      fmt::format("unknown cache policy '{}' (full, fpa-certified, budget, window)", name));
 }
 
 PolicyConfig policy_named(const std::string& name) {
   PolicyConfig p;
-  p.per_head = name == "budget-per-head";
-  p.kind = p.per_head ? PolicyKind::Budget : parse_policy(name);
+  if (name == "budget-per-head") {
+    p.kind = PolicyKind::Budget;
+    p.per_head = true;
+    return p;
+  }
+  try {
+    p.kind = parse_policy(name);
+  } catch (const std::invalid_argument&) {  // name every accepted name, not only the kinds
+    throw std::invalid_argument(fmt::format(
+        "unknown cache policy '{}' (full, fpa-certified, budget, budget-per-head, window)", name));
+  }
   return p;
 }
 
