@@ -16,3 +16,5 @@ if(TARGET passkey-train)
   add_test(NAME passkey_train_resume
            COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/test_resume.sh ${CMAKE_BINARY_DIR}/bin)
 endif()
+# lm/passkey/reproduce.sh with stub binaries: parallel runs, skipping, recipe guard, failures.
+add_test(NAME passkey_reproduce_script COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/test_reproduce_script.sh)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# lm/passkey/reproduce.sh's orchestration, with stub passkey-train/passkey-eval (a second):
+# every (seed, variant) run is trained, evaluated and merged; a rerun skips finished runs; a run
+# folder trained with another recipe is moved aside, not resumed; a failing run fails the script.
+set -euo pipefail
+src=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/bin" "$dir/repo/lm/passkey"
+cp "$src/reproduce.sh" "$src/summarize.py" "$dir/repo/lm/passkey/"
+# Stub trainer: records its flags; fails for the run named in $FAIL_RUN.
+cat >"$dir/bin/passkey-train" <<'STUB'
+#!/usr/bin/env bash
+out_dir=""; prev=""
+for a in "$@"; do [[ $prev == --out-dir ]] && out_dir=$a; prev=$a; done
+echo "$*" >>"$out_dir/stub-train-calls"
+[[ -n "${FAIL_RUN:-}" && "$out_dir" == *"/$FAIL_RUN" ]] && { echo "stub: failing" >&2; exit 3; }
+exit 0
+STUB
+# Stub evaluator: one summary row per call.
+cat >"$dir/bin/passkey-eval" <<'STUB'
+#!/usr/bin/env bash
+prev=""; ckpt=""; variant=""; summary=""
+for a in "$@"; do
+  case $prev in --checkpoint) ckpt=$a ;; --variant) variant=$a ;; --summary) summary=$a ;; esac; prev=$a
+done
+{ echo "run,variant,train_len,eval_len,policy,budget,per_head,occupancy,accuracy,n_keys,decode_ms_per_token"
+  echo "$(basename "$ckpt"),$variant,512,4096,full,,0,1,0.5,2,1.0"; } >"$summary"
+STUB
+chmod +x "$dir/bin/"*
+cd "$dir/repo"
+export PROFILE=quick PASSKEY_QUICK_STEPS=3 PASSKEY_SEEDS="0 1" PASSKEY_VARIANTS="fpa transformer" PASSKEY_JOBS=3
+fail() { echo "FAIL: $*"; exit 1; }
+
+lm/passkey/reproduce.sh "$dir/bin" >"$dir/log1" 2>&1 || { cat "$dir/log1"; fail "first run"; }
+for r in fpa-s0 fpa-s1 transformer-s0 transformer-s1; do
+  [[ -s results/passkey/quick/$r.summary.csv ]] || fail "$r not evaluated"
+  grep -q -- "--answer-weight 4" "runs/passkey/quick/$r/stub-train-calls" || fail "$r without the protocol's loss weight"
+done
+[[ $(grep -c ',full,' results/passkey/summary.csv) -eq 4 ]] || fail "summary.csv should merge the 4 runs"
+
+lm/passkey/reproduce.sh "$dir/bin" >"$dir/log2" 2>&1 || fail "second run"
+[[ $(grep -c "done (skipping)" "$dir/log2") -eq 4 ]] || { cat "$dir/log2"; fail "finished runs not skipped"; }
+
+# Another recipe in a run folder: moved aside, retrained; the stamp no longer matches either.
+echo "steps=1 something else" >runs/passkey/quick/fpa-s0/recipe
+rm results/passkey/quick/.done-fpa-s0
+lm/passkey/reproduce.sh "$dir/bin" >"$dir/log3" 2>&1 || fail "third run"
+grep -q "fpa-s0 was trained with another recipe" "$dir/log3" || { cat "$dir/log3"; fail "stale run folder not moved aside"; }
+ls -d runs/passkey/quick/fpa-s0.old-* >/dev/null || fail "no folder moved aside"
+
+# A failing run fails the script (after the others finished).
+rm results/passkey/quick/.done-transformer-s1
+if FAIL_RUN=transformer-s1 lm/passkey/reproduce.sh "$dir/bin" >"$dir/log4" 2>&1; then fail "a failed run should fail the script"; fi
+grep -q "a passkey run failed" "$dir/log4" || { cat "$dir/log4"; fail "no error line"; }
+echo "PASS passkey reproduce.sh orchestration"
