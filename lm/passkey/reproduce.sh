@@ -15,9 +15,10 @@
 #           per cell, budget 0.25: a smoke run of the whole pipeline that fits the quick
 #           profile's hour (about 3 minutes of training and 1 of evaluation per model)
 #   full  : seeds PASSKEY_SEEDS (default "0") of fpa, fox-b5, transformer, 2500 steps, 20 keys per
-#           cell, budgets 0.25 and 0.5 (about 45 minutes of training for three models at once
-#           on 2 cores, plus ~10 of evaluation). The 3-seed C6 table: PASSKEY_SEEDS="0 1 2"
-#           (about 2.5 hours on its own; outside the full profile's budget).
+#           cell, budgets 0.25 and 0.5 (three trainings at once on 2 cores ran 1000 steps in
+#           1100 s, so about 46 minutes, plus 10-15 of evaluation). The 3-seed C6 table:
+#           PASSKEY_SEEDS="0 1 2" (five trainings at once took 75-81 minutes and their evaluations
+#           14-18; nine: about 2.5 hours on their own, outside the full profile's budget).
 # Protocol (README.md "Training"): answer-digit CE weighted 4 for every variant; FPA starts with
 # increments -log 2 on heads 0-1 (local) and 0 on heads 2-3 (flat), the counterpart of fox-b5.
 # A run whose <run>.summary.csv exists with the same stamp is skipped; an interrupted training run
