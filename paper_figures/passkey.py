@@ -146,8 +146,8 @@ def decide_c6(agg, claim):
     claim.number = "; ".join(parts)
     at_l = [a["accuracy"] for k, a in agg.items() if k[0] == "fpa" and k[3] == "full" and k[2] == k[1]]
     if at_l and max(at_l) < LEARNED_MIN:
-        claim.number += (f"; the FPA model did not learn retrieval (full-cache accuracy at L: "
-                         f"{max(at_l):.3f}), so this is not evidence about the claim")
+        claim.number += (f"; FPA did not learn retrieval (full-cache accuracy at L, all keys of all "
+                         f"seeds: {max(at_l):.3f}), so this is not evidence about the claim")
         return  # verdict stays "not tested at this scale"
     claim.verdict = "reproduced" if best["accuracy"] >= 1.0 else "not reproduced"
 
