@@ -52,6 +52,8 @@ def sidecar_summary(results):
         if os.sep + "figures" + os.sep in f:
             continue
         side = common.read_sidecar(f)
+        if side and "code_version" not in side and "sources" in side:
+            continue  # a merge of other CSVs (their sidecars carry the versions), not a run
         if side:
             count += 1
             versions.add(side.get("code_version", "?"))

@@ -14,6 +14,15 @@ def write_atomic(path, text):
         f.write(text)
     os.replace(tmp, path)
 
+def source_version(path):
+    """Code version recorded in a source CSV's provenance sidecar ("?" if it has none)."""
+    try:
+        with open(path + ".json") as f:
+            return json.load(f).get("code_version", "?")
+    except (OSError, ValueError):
+        return "?"
+
+
 def main(results, runs_dir):
     files = sorted(f for f in glob.glob(os.path.join(runs_dir, "*.summary.csv")))
     rows, header = [], None
@@ -31,6 +40,7 @@ def main(results, runs_dir):
     write_atomic(os.path.join(results, "summary.csv.json"), json.dumps(
         {"program": "lm/passkey/summarize.py", "runs_dir": os.path.relpath(runs_dir, results),
          "sources": [os.path.basename(f) for f in files],
+         "source_code_versions": sorted({source_version(f) for f in files}),
          "written_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1) + "\n")
 
     # C6 table: every (variant, eval_len, policy, budget), mean over runs.
