@@ -3,8 +3,11 @@
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
+#include "experiments/torch_runtime.h"
 
 #include <gtest/gtest.h>
+
+#include <dlfcn.h>
 
 #include <chrono>
 #include <filesystem>
@@ -138,4 +141,15 @@ TEST(Progress, FormatsDurations) {
   EXPECT_EQ(Progress::format_duration(185), "3m05s");
   EXPECT_EQ(Progress::format_duration(3720), "1h02m");
   EXPECT_EQ(Progress::format_duration(-1), "?");
+}
+
+// --threads must reach the BLAS too: OpenBLAS's own pool otherwise spins on the other core.
+TEST(TorchRuntime, SetThreadsReachesOpenBlas) {
+  using GetThreads = int (*)();
+  auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (!get) GTEST_SKIP() << "LibTorch's BLAS is not OpenBLAS here";
+  fpa::set_threads(2);
+  EXPECT_EQ(get(), 2);
+  fpa::set_threads(1);
+  EXPECT_EQ(get(), 1);
 }
