@@ -23,10 +23,6 @@
 #include <iostream>
 #include <vector>
 
-// OpenBLAS (LibTorch's BLAS on Debian) runs its own thread pool, which at::set_num_threads does
-// not govern; when it is loaded, --threads sets it too, so every row uses the same threads.
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-
 namespace fpa {
 namespace {
 
@@ -230,8 +226,7 @@ int main(int argc, char** argv) {
   const int64_t elem = dtype == at::kDouble ? 8 : 4;
 
   seed_everything(cli.seed());
-  set_threads(cli.threads());
-  if (openblas_set_num_threads) openblas_set_num_threads(cli.threads());
+  set_threads(cli.threads());  // LibTorch's threads and OpenBLAS's
   bench::install_alloc_meter();
 
   // The machine's matmul rate through LibTorch, in this run and with these threads: a square
