@@ -91,7 +91,8 @@ def write(results, report_path, sections, claims, errors):
         total = meta.get("wall_s", 0)
         run += [f"- Profile: `{meta.get('profile', '?')}`",
                 f"- `make reproduce` started {meta.get('started_utc', '?')}, finished "
-                f"{meta.get('finished_utc', '?')}; total wall time {hms(total)} ({total:.0f} s); a study whose CSVs were already complete is skipped and counts only its check"]
+                f"{meta.get('finished_utc', '?')}; total wall time {hms(total)} ({total:.0f} s); "
+                "a study whose CSVs were already complete is skipped and counts only its check"]
         steps = {st.get("name"): st for st in meta.get("steps", [])}
         for name in STUDY_STEPS:
             st = steps.get(name)
