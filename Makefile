@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine:
 #   make reproduce   install what is missing, build, run every study, write CSVs/tables/figures
 #   make test        install what is missing, build, run the whole test suite
-# PROFILE=quick (default, < 1 hour on 2 cores) or PROFILE=full (the published numbers).
+# PROFILE=quick (default, < 1 hour on 2 cores), PROFILE=full (the published numbers) or
+# PROFILE=passkey (claim C6's study alone: 5 seeds per variant, several hours).
 
 PROFILE ?= quick
 BUILD   ?= build
@@ -9,6 +10,8 @@ JOBS    ?= 2
 export PROFILE
 
 STUDIES := theory bench synthetic lm passkey
+# The studies a profile runs: PROFILE=passkey is the passkey study alone.
+RUN_STUDIES := $(if $(filter passkey,$(PROFILE)),passkey,$(STUDIES))
 
 .PHONY: all deps build test reproduce figures clean data-brown $(addprefix reproduce-,$(STUDIES))
 
@@ -40,10 +43,10 @@ STUDY_JOBS = $(if $(filter -j% j%,$(MAKEFLAGS)),,-j$(JOBS))
 META := /usr/bin/python3 paper_figures/reproduce_meta.py --state $(BUILD)/reproduce-state
 
 reproduce: build
-	@$(META) start
+	@$(META) start $(words $(RUN_STUDIES))
 	@status=0; \
-	$(MAKE) --no-print-directory reproduce-bench || status=1; \
-	FPA_PROGRESS=plain $(MAKE) --no-print-directory -k $(STUDY_JOBS) $(addprefix reproduce-,$(filter-out bench,$(STUDIES))) || status=1; \
+	$(if $(filter bench,$(RUN_STUDIES)),$(MAKE) --no-print-directory reproduce-bench || status=1;) \
+	FPA_PROGRESS=plain $(MAKE) --no-print-directory -k $(STUDY_JOBS) $(addprefix reproduce-,$(filter-out bench,$(RUN_STUDIES))) || status=1; \
 	$(META) finish || status=1; \
 	$(MAKE) --no-print-directory figures || status=1; \
 	if [ $$status -eq 0 ]; then echo "reproduce: done (PROFILE=$(PROFILE)); see results/REPORT.md"; \

@@ -14,17 +14,19 @@ SUMMARY_COLUMNS = ["variant", "train_len", "eval_len", "policy", "budget", "occu
                    "n_keys", "decode_ms_per_token"]
 CELL_COLUMNS = ["variant", "eval_len", "depth", "policy", "accuracy"]
 OCCUPANCY_MAX = 0.30  # "about 25%"
-LEARNED_MIN = 0.5  # full-cache accuracy at L below which the model did not learn retrieval
+LEARNED_MIN = 0.9  # full-cache accuracy at L from which a run has learned the task (SPEC section 8)
+LEARNED_KEYS = 20  # ... measured on at least this many keys
+RUNS_NEEDED = 3    # learned FPA runs the verdict needs
 POLICY_ORDER = ["full", "fpa-certified", "certified", "budget", "window"]
 
 C6_STATEMENT = ("FPA retrieves passkeys perfectly at 8x the training length, even with the key-value "
                 "cache compressed to about 25%.")
-C6_RULE = (f"reproduced iff some compressed-cache policy gives FPA accuracy 1.0 (every key, every seed) "
-           f"at evaluation length 8 x training length with achieved occupancy <= {OCCUPANCY_MAX}; "
-           "not reproduced iff FPA was evaluated at 8L with such an occupancy and never reached 1.0, "
-           f"provided the FPA model learned retrieval at all (full-cache accuracy at L >= {LEARNED_MIN}); "
-           "not tested otherwise (an FPA model that cannot retrieve with a full cache at its training "
-           "length is a training failure, not evidence about the claim).")
+C6_RULE = (f"judged on the runs that learned the task (full-cache accuracy at L >= {LEARNED_MIN} on >= "
+           f"{LEARNED_KEYS} keys); reproduced iff at least {RUNS_NEEDED} FPA runs learned and, on every one, "
+           f"some compressed-cache policy with achieved occupancy <= {OCCUPANCY_MAX} gives accuracy 1.0 at "
+           f"8L; not reproduced iff at least {RUNS_NEEDED} learned and that fails on one of them; not tested "
+           f"iff fewer than {RUNS_NEEDED} FPA runs learned (a run that did not learn says nothing about "
+           "the claim, and cannot hide one that did).")
 
 
 def policy_name(row):
@@ -95,95 +97,203 @@ def build(results, out):
                   k[3], a["occupancy"], a["accuracy"], a["min_acc"], str(a["n_keys"]),
                   f"{a['ms']:.2f}")
     sec.tables.append(table)
-    sec.figures.append(occupancy_figure(agg, out))
+    runs = per_run(rows)
+    training = training_logs(results)
+    sec.sources += sorted({t["rel"] for t in training.values()})
+    sec.tables.append(run_table(runs, training))
+    sec.figures.append(occupancy_figure(runs, out))
     cells = load_cells(results)
     if cells:
-        sec.figures.append(heatmap_figure(cells, out))
+        for v in sorted({c["variant"] for c in cells}, key=style.variant_sort_key):
+            sec.figures.append(heatmap_figure([c for c in cells if c["variant"] == v], v, out))
         sec.sources += sorted({c["rel"] for c in cells})
     else:
         sec.notes.append("No per-cell passkey CSV (with a depth column) under results/passkey/: heatmaps not drawn.")
-    decide_c6(agg, claim)
+    decide_c6(runs, agg, claim)
     return sec
 
 
-def decide_c6(agg, claim):
-    claim.links = ["figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
-                   "figures/passkey_heatmaps.png", "passkey/summary.csv"]
-    fpa8 = {k: a for k, a in agg.items() if k[0] == "fpa" and k[1] and k[2] == 8 * k[1]}
+def per_run(rows):
+    """Each run (a trained model: variant and seed) with its cells: (eval_len, policy label) -> row
+    values, and the numbers the verdict needs."""
+    runs = {}
+    for r in rows:
+        name = r.get("run") or r["variant"]
+        run = runs.setdefault(name, {"run": name, "variant": r["variant"], "L": int(num(r["train_len"], 0)),
+                                     "cells": {}})
+        run["cells"][(int(num(r["eval_len"], 0)), policy_name(r))] = {
+            "accuracy": num(r["accuracy"]), "occupancy": num(r["occupancy"]), "n_keys": int(num(r["n_keys"], 0))}
+    for run in runs.values():
+        L, cells = run["L"], run["cells"]
+        at_l = cells.get((L, "full"))
+        run["acc_L"] = at_l["accuracy"] if at_l else math.nan
+        run["learned"] = bool(at_l and at_l["accuracy"] >= LEARNED_MIN and at_l["n_keys"] >= LEARNED_KEYS)
+        at8 = {p: c for (e, p), c in cells.items() if L and e == 8 * L}
+        run["evaluated_8L"] = bool(at8)
+        run["acc_8L_full"] = at8["full"]["accuracy"] if "full" in at8 else math.nan
+        small = {p: c for p, c in at8.items() if p != "full" and c["occupancy"] <= OCCUPANCY_MAX + 1e-9}
+        best = max(small, key=lambda p: (small[p]["accuracy"], -small[p]["occupancy"]), default=None)
+        run["best_small"] = (best, small[best]) if best else None
+        perfect = [(c["occupancy"], p) for p, c in at8.items() if c["accuracy"] >= 1.0]
+        run["min_perfect"] = min(perfect) if perfect else None
+    return runs
+
+
+def training_logs(results):
+    """Steps to learn per run, from the training logs (train-<run>.csv) in the folder that
+    summary.csv was merged from: the first held-out check at or above the run's
+    --learned-accuracy, and the last step trained. Logs without held-out checks give None."""
+    folder = os.path.join(results, "passkey")
+    try:
+        with open(os.path.join(folder, "summary.csv.json")) as f:
+            folder = os.path.join(folder, json.load(f).get("runs_dir", "."))
+    except (OSError, ValueError):
+        pass
+    out = {}
+    for path in sorted(common.csv_files(folder, "train-*.csv")):
+        rows = common.read_csv(path)
+        if not rows or "step" not in rows[0]:
+            continue
+        config = common.read_sidecar(path).get("config", {})
+        threshold = num(config.get("learned-accuracy"), math.nan)
+        learned_at = None
+        if "heldout_acc" in rows[0] and not math.isnan(threshold):
+            learned_at = next((int(num(r["step"])) for r in rows
+                               if r["heldout_acc"] not in ("", None) and num(r["heldout_acc"]) >= threshold), None)
+        checked = "heldout_acc" in rows[0] and any(r["heldout_acc"] for r in rows)
+        out[os.path.basename(path)[len("train-"):-len(".csv")]] = {
+            "rel": os.path.relpath(path, results), "learned_at": learned_at, "checked": checked,
+            "last_step": int(num(rows[-1]["step"], 0)), "cap": int(num(config.get("steps"), 0))}
+    return out
+
+
+def learned_cell(run, training):
+    t = training.get(run["run"])
+    if not t or not t["checked"]:
+        return "-"
+    if t["learned_at"] is not None:
+        return str(t["learned_at"])
+    return f"not by {t['last_step']}" + (" (cap)" if t["last_step"] >= t["cap"] > 0 else " (still training)")
+
+
+def run_sort(run):
+    return (style.variant_sort_key(run["variant"]), run["run"])
+
+
+def run_table(runs, training):
+    table = Table("passkey_runs", "Passkey retrieval per run: learned or not, and what each keeps at 8L",
+                  ["run", "variant", "held-out check passed at step", "full cache at L", "learned",
+                   "full cache at 8L", f"best at 8L with occupancy <= {OCCUPANCY_MAX}",
+                   "smallest occupancy with 1.0 at 8L"],
+                  note=f"A run has learned the task when its full-cache accuracy at L is >= {LEARNED_MIN} "
+                       f"(passkey-eval, >= {LEARNED_KEYS} keys). The held-out check is the training's own "
+                       "stopping rule (40 prompts at L, teacher-forced greedy). Best at 8L: the compressed "
+                       "policy with the highest accuracy among those whose achieved occupancy is at most "
+                       f"{OCCUPANCY_MAX}; smallest occupancy: over the policies evaluated (full cache = 1).")
+    for run in sorted(runs.values(), key=run_sort):
+        best = run["best_small"]
+        table.add(run["run"], style.label(run["variant"]), learned_cell(run, training), run["acc_L"],
+                  "yes" if run["learned"] else "no", run["acc_8L_full"],
+                  f"{best[1]['accuracy']:.2f} ({best[0]}, {best[1]['occupancy']:.2f})" if best else "-",
+                  f"{run['min_perfect'][0]:.2f} ({run['min_perfect'][1]})" if run["min_perfect"] else "none")
+    return table
+
+
+def decide_c6(runs, agg, claim):
+    claim.links = ["figures/passkey_runs.md", "figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
+                   "passkey/summary.csv"]
     lens = sorted({(k[1], k[2]) for k in agg})
     keys_per = sorted({a["n_keys"] for a in agg.values()})
     claim.setting = (f"training length L = {', '.join(sorted({str(l) for l, _ in lens}))}; evaluation lengths "
                      f"{', '.join(sorted({str(e) for _, e in lens}, key=int))}; {'/'.join(str(k) for k in keys_per)} "
                      f"keys per cell (over seeds); policies {', '.join(sorted({k[3] for k in agg}, key=policy_sort))}")
-    if not fpa8:
-        claim.number = "FPA not evaluated at 8x the training length"
+    variants = sorted({r["variant"] for r in runs.values()}, key=style.variant_sort_key)
+    tally = []
+    for v in variants:
+        rs = [r for r in runs.values() if r["variant"] == v]
+        learned = [r for r in rs if r["learned"]]
+        ok = [r for r in learned if r["best_small"] and r["best_small"][1]["accuracy"] >= 1.0]
+        perfect8 = [r for r in learned if r["acc_8L_full"] >= 1.0]
+        tally.append(f"{style.short_label(v)} {len(learned)}/{len(rs)} learned")
+        best_small = [r["best_small"][1]["accuracy"] for r in learned if r["best_small"]]
+        smallest = [f"{r['min_perfect'][0]:.2f}" if r["min_perfect"] else "none" for r in sorted(learned, key=run_sort)]
+        claim.details.append(
+            f"{style.label(v)}: {len(learned)} of {len(rs)} runs learned; of those, {len(perfect8)} retrieve every "
+            f"key at 8L with a full cache and {len(ok)} with some policy at occupancy <= {OCCUPANCY_MAX}"
+            + (f" (best such accuracy per learned run: {', '.join(f'{a:.2f}' for a in best_small)})" if best_small else "")
+            + (f"; smallest occupancy keeping 1.0 at 8L per learned run: {', '.join(smallest)}" if learned else ""))
+    fpa = [r for r in runs.values() if r["variant"] == "fpa"]
+    learned = [r for r in fpa if r["learned"]]
+    claim.number = "runs learned: " + ", ".join(tally)
+    if not fpa:
+        claim.number = "FPA not evaluated"
         return
-    compressed = {k: a for k, a in fpa8.items() if k[3] != "full" and a["occupancy"] <= OCCUPANCY_MAX + 1e-9}
-    full = [a for k, a in fpa8.items() if k[3] == "full"]
-    parts = []
-    if full:
-        parts.append(f"FPA full cache at 8L: {full[0]['accuracy']:.3f}")
-    if not compressed:
-        claim.number = "; ".join(parts + [f"no FPA policy reached occupancy <= {OCCUPANCY_MAX} at 8L"])
-        for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(kv[0][3])):
-            claim.details.append(f"FPA {k[3]} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
+    if len(learned) < RUNS_NEEDED:
+        claim.number += (f"; fewer than {RUNS_NEEDED} FPA runs learned the task, so C6 cannot be judged "
+                         "(see the per-run table)")
         return
-    best_k = max(compressed, key=lambda k: (compressed[k]["accuracy"], -compressed[k]["occupancy"]))
-    best = compressed[best_k]
-    parts.append(f"FPA {best_k[3]} at 8L: accuracy {best['accuracy']:.3f} at occupancy "
-                 f"{best['occupancy']:.3f}")
-    perfect = [a["occupancy"] for k, a in fpa8.items() if a["accuracy"] >= 1.0]
-    if perfect:
-        parts.append(f"lowest occupancy with accuracy 1.0 at 8L: {min(perfect):.3f}")
-    # Baselines under the same policy/budget and the window at comparable occupancy.
-    for k, a in sorted(agg.items(), key=lambda kv: (style.variant_sort_key(kv[0][0]), policy_sort(kv[0][3]))):
-        if k[0] != "fpa" and k[1] == best_k[1] and k[2] == best_k[2] and (
-                k[3] == best_k[3] or k[3] == "full" or k[3].startswith("window")):
-            claim.details.append(f"{style.label(k[0])} {k[3]} at 8L: accuracy {a['accuracy']:.3f}"
-                                 f" at occupancy {a['occupancy']:.3f}")
-    for k, a in sorted(fpa8.items(), key=lambda kv: policy_sort(kv[0][3])):
-        claim.details.append(f"FPA {k[3]} at 8L: accuracy {a['accuracy']:.3f} at occupancy {a['occupancy']:.3f}")
-    claim.number = "; ".join(parts)
-    at_l = [a["accuracy"] for k, a in agg.items() if k[0] == "fpa" and k[3] == "full" and k[2] == k[1]]
-    if at_l and max(at_l) < LEARNED_MIN:
-        claim.number += (f"; FPA did not learn retrieval (full-cache accuracy at L, all keys of all "
-                         f"seeds: {max(at_l):.3f}), so this is not evidence about the claim")
-        return  # verdict stays "not tested at this scale"
-    claim.verdict = "reproduced" if best["accuracy"] >= 1.0 else "not reproduced"
+    if not all(r["evaluated_8L"] for r in learned):
+        claim.number += "; a learned FPA run was not evaluated at 8L"
+        return
+    failing = [r for r in learned if not (r["best_small"] and r["best_small"][1]["accuracy"] >= 1.0)]
+    best = [r["best_small"][1]["accuracy"] if r["best_small"] else math.nan for r in sorted(learned, key=run_sort)]
+    claim.number += (f"; best FPA accuracy at 8L with occupancy <= {OCCUPANCY_MAX}, per learned run: "
+                     + ", ".join(common.fmt(a, 2) for a in best))
+    claim.verdict = "not reproduced" if failing else "reproduced"
 
 
-def occupancy_figure(agg, out):
+POLICY_COLOURS = ["#000000", "#D55E00", "#0072B2", "#CC79A7", "#009E73", "#E69F00", "#56B4E9", "#F0E442"]
+
+
+def policy_family(label):
+    """'budget 25% per head' -> 'budget per head'; 'window 50%' -> 'window'; others unchanged."""
+    words = [w for w in label.split(" ") if not w.endswith("%")]
+    return " ".join(words)
+
+
+def occupancy_figure(runs, out):
+    """Accuracy at 8L against achieved occupancy: a panel per variant, learned runs only, one line
+    per (run, policy family) through its budgets and the full cache."""
     import matplotlib.pyplot as plt
-    mults = sorted({k[2] / k[1] for k in agg if k[1]})
-    fig, axes = plt.subplots(1, max(len(mults), 1), figsize=(3.3 * max(len(mults), 1) + 0.5, 3.6),
+    variants = sorted({r["variant"] for r in runs.values()}, key=style.variant_sort_key)
+    families = sorted({policy_family(p) for r in runs.values() for (_, p) in r["cells"]}, key=policy_sort)
+    fig, axes = plt.subplots(1, max(len(variants), 1), figsize=(3.4 * max(len(variants), 1) + 0.5, 3.7),
                              squeeze=False, sharey=True)
-    policies = sorted({k[3] for k in agg}, key=policy_sort)
-    variants = sorted({k[0] for k in agg}, key=style.variant_sort_key)
-    # Points of several variants often coincide (same occupancy and accuracy): earlier variants
-    # are drawn larger, so coinciding points show as concentric markers.
-    sizes = {v: 30 * 1.9 ** (len(variants) - 1 - i) for i, v in enumerate(variants)}
-    for ax, m in zip(axes[0], mults):
-        for k, a in sorted(agg.items()):
-            if not k[1] or k[2] / k[1] != m:
-                continue
-            marker = POLICY_MARKERS[policies.index(k[3]) % len(POLICY_MARKERS)]
-            ax.scatter(a["occupancy"], a["accuracy"], color=style.colour(k[0]), marker=marker, s=sizes[k[0]],
-                       edgecolors="black", linewidths=0.4, zorder=3 + variants.index(k[0]))
+    for ax, v in zip(axes[0], variants):
+        learned = sorted((r for r in runs.values() if r["variant"] == v and r["learned"]), key=run_sort)
+        trained = sum(1 for r in runs.values() if r["variant"] == v)
+        for ri, run in enumerate(learned):
+            L = run["L"]
+            at8 = {p: c for (e, p), c in run["cells"].items() if e == 8 * L}
+            full = at8.get("full")
+            for fi, fam in enumerate(families):
+                pts = sorted((c["occupancy"], c["accuracy"]) for p, c in at8.items() if policy_family(p) == fam)
+                if fam != "full" and full and fam not in ("fpa-certified", "certified"):
+                    pts.append((full["occupancy"], full["accuracy"]))  # budget 100% = the full cache
+                if not pts:
+                    continue
+                xs, ys = zip(*pts)
+                jitter = 0.012 * (ri - (len(learned) - 1) / 2)  # runs side by side where they coincide
+                ax.plot(xs, [y + jitter for y in ys], color=POLICY_COLOURS[fi % len(POLICY_COLOURS)],
+                        marker=POLICY_MARKERS[fi % len(POLICY_MARKERS)], markersize=4, linewidth=0.9, alpha=0.85)
         ax.axvline(0.25, color="grey", linestyle=":", linewidth=1)
+        ax.axvspan(0, OCCUPANCY_MAX, color="grey", alpha=0.07)
         ax.set_xlim(-0.03, 1.05)
-        ax.set_ylim(-0.05, 1.08)
-        ax.set_title(f"eval length {m:g}L")
-        ax.set_xlabel("cache occupancy (kept / full)")
-    axes[0][0].set_ylabel("passkey accuracy")
+        ax.set_ylim(-0.06, 1.1)
+        ax.set_title(f"{style.short_label(v)}: {len(learned)} of {trained} runs learned", color=style.colour(v))
+        ax.set_xlabel("cache occupancy at 8L (kept / full)")
+        if not learned:
+            ax.text(0.5, 0.5, "no learned run", ha="center", va="center", transform=ax.transAxes)
+    axes[0][0].set_ylabel("passkey accuracy at 8L")
     from matplotlib.lines import Line2D
-    handles = [Line2D([], [], color=style.colour(v), marker="o", linestyle="", label=style.label(v)) for v in variants]
-    handles += [Line2D([], [], color="grey", marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], linestyle="", label=p)
-                for i, p in enumerate(policies)]
+    handles = [Line2D([], [], color=POLICY_COLOURS[i % len(POLICY_COLOURS)], marker=POLICY_MARKERS[i % len(POLICY_MARKERS)],
+                      label=f) for i, f in enumerate(families)]
     fig.tight_layout(rect=(0, 0, 1, 0.86))
-    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 8), bbox_to_anchor=(0.5, 1.0), frameon=False)
-    return style.save(fig, out, "passkey_occupancy"), ("Passkey accuracy against achieved cache occupancy, per "
-                                                       "evaluation length (dotted line: 25%; coinciding points of "
-                                                       "several variants are drawn as concentric markers).")
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 6), bbox_to_anchor=(0.5, 1.0), frameon=False)
+    return style.save(fig, out, "passkey_occupancy"), (
+        "Passkey accuracy at 8x the training length against achieved cache occupancy, learned runs only "
+        "(one line per run and policy, through its budgets and the full cache; runs are offset vertically "
+        f"by a hair so coinciding lines stay visible; shaded: occupancy <= {OCCUPANCY_MAX}).")
 
 
 def load_cells(results):
@@ -203,41 +313,40 @@ def load_cells(results):
             continue
         rel = os.path.relpath(f, results)
         for r in rows:
-            cells.append({"rel": rel, "variant": r["variant"], "train_len": int(num(r.get("train_len", "0"), 0)),
+            cells.append({"rel": rel, "variant": r["variant"], "run": r.get("run") or r["variant"], "train_len": int(num(r.get("train_len", "0"), 0)),
                           "eval_len": int(num(r["eval_len"], 0)), "depth": num(r["depth"]),
                           "policy": policy_name(r),
                           "accuracy": num(r["accuracy"]), "n": num(r.get("n_keys", "1"), 1)})
     return cells
 
 
-def heatmap_figure(cells, out):
+def heatmap_figure(cells, variant, out):
+    """One figure per variant: a row per run, a column per policy, each panel accuracy by
+    evaluation length and key depth (cividis: readable in grey and by colour-blind readers)."""
     import matplotlib.pyplot as plt
     import numpy as np
-    panels = sorted({(c["variant"], c["policy"]) for c in cells},
-                    key=lambda p: (style.variant_sort_key(p[0]), policy_sort(p[1])))
-    variants = sorted({p[0] for p in panels}, key=style.variant_sort_key)
-    policies = sorted({p[1] for p in panels}, key=policy_sort)
-    fig, axes = plt.subplots(len(variants), len(policies), figsize=(2.4 * len(policies) + 1.6, 2.1 * len(variants) + 0.8),
+    run_names = sorted({c["run"] for c in cells})
+    policies = sorted({c["policy"] for c in cells}, key=policy_sort)
+    lens = sorted({c["eval_len"] for c in cells})
+    depths = sorted({round(c["depth"], 3) for c in cells})
+    fig, axes = plt.subplots(len(run_names), len(policies),
+                             figsize=(1.75 * len(policies) + 1.4, 1.45 * len(run_names) + 0.9),
                              squeeze=False, sharex=True, sharey=True)
     im = None
-    for vi, v in enumerate(variants):
+    for ri, run in enumerate(run_names):
         for pi, p in enumerate(policies):
-            ax = axes[vi][pi]
+            ax = axes[ri][pi]
             ax.grid(False)
-            if vi == 0:
-                ax.set_title(f"policy: {p}", fontsize=9)
+            if ri == 0:
+                ax.set_title(p, fontsize=8)
             if pi == 0:
-                ax.set_ylabel(f"{style.short_label(v)}\nkey depth", color=style.colour(v))
-            if vi == len(variants) - 1:
-                ax.set_xlabel("evaluation length")
-            sel = [c for c in cells if c["variant"] == v and c["policy"] == p]
+                ax.set_ylabel(f"{run}\nkey depth", fontsize=8)
+            if ri == len(run_names) - 1:
+                ax.set_xlabel("eval length", fontsize=8)
+            sel = [c for c in cells if c["run"] == run and c["policy"] == p]
             if not sel:
-                ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes, fontsize=8)
-                ax.set_xticks([])
-                ax.set_yticks([])
+                ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes, fontsize=7)
                 continue
-            lens = sorted({c["eval_len"] for c in cells})
-            depths = sorted({round(c["depth"], 3) for c in cells})
             acc = np.zeros((len(depths), len(lens)))
             wsum = np.zeros_like(acc)
             for c in sel:
@@ -245,21 +354,24 @@ def heatmap_figure(cells, out):
                 acc[i, j] += c["accuracy"] * c["n"]
                 wsum[i, j] += c["n"]
             acc = np.ma.masked_where(wsum == 0, acc / np.maximum(wsum, 1e-12))
-            im = ax.imshow(acc, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto", origin="lower")
+            im = ax.imshow(acc, cmap="cividis", vmin=0, vmax=1, aspect="auto", origin="lower")
             for i in range(len(depths)):  # the numbers, so a reader need not decode colours
                 for j in range(len(lens)):
                     if wsum[i, j] > 0:
-                        ax.text(j, i, f"{acc[i, j]:.2f}", ha="center", va="center", fontsize=6)
+                        ax.text(j, i, f"{acc[i, j]:.2f}".replace("0.", ".").replace("1.00", "1"), ha="center",
+                                va="center", fontsize=6.5, color="black" if acc[i, j] > 0.55 else "white")
             L = sel[0]["train_len"]
             ax.set_xticks(range(len(lens)))
-            ax.set_xticklabels([f"{l / L:g}L" if L else str(l) for l in lens], fontsize=8)
+            ax.set_xticklabels([f"{l / L:g}L" if L else str(l) for l in lens], fontsize=7)
             ax.set_yticks(range(len(depths)))
             ax.set_yticklabels([f"{d:g}" for d in depths], fontsize=7)
     if im is not None:
         cb = fig.colorbar(im, ax=axes, fraction=0.02, pad=0.02)
         cb.set_label("passkey accuracy")
-    # Above the panel titles: y in figure coordinates, 0.45 inch over the top edge of the axes.
-    fig.suptitle("Passkey accuracy by evaluation length (multiples of the training length L) and key depth "
-                 "(fraction of the prompt)", fontsize=9, y=1.0 + 0.2 / fig.get_size_inches()[1])
-    return style.save(fig, out, "passkey_heatmaps"), ("Passkey accuracy by evaluation length and key depth, per "
-                                                      "variant (rows) and cache policy (columns).")
+    fig.suptitle(f"{style.label(variant)}: passkey accuracy by evaluation length (multiples of L) and key depth, "
+                 "per run (rows) and cache policy (columns)", fontsize=9,
+                 y=1.0 + 0.2 / fig.get_size_inches()[1])
+    safe = variant.replace("/", "_")
+    return style.save(fig, out, f"passkey_heatmaps_{safe}"), (
+        f"{style.label(variant)}: passkey accuracy per run (rows) and cache policy (columns), by evaluation "
+        "length and key depth.")

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Bookkeeping of `make reproduce`: the profile, each study's wall time and exit code, the total
-wall time and the machine, written to results/reproduce_meta.json for REPORT.md.
+wall time and the machine, written to results/reproduce_meta.json for REPORT.md
+(results/passkey/reproduce_meta.json for PROFILE=passkey, which runs the passkey study alone).
 
-  reproduce_meta.py --state DIR start              validate PROFILE, remember the start time
+  reproduce_meta.py --state DIR start [N]          validate PROFILE, remember the start time (N studies)
   reproduce_meta.py --state DIR step NAME -- CMD   run one study, say what it does, time it
   reproduce_meta.py --state DIR finish             write results/reproduce_meta.json
 """
@@ -15,8 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-PROFILES = ("quick", "full")  # what every <area>/reproduce.sh accepts
-STUDIES = 5  # theory, bench, synthetic, lm, passkey (the Makefile's STUDIES)
+PROFILES = ("quick", "full", "passkey")  # passkey: lm/passkey/reproduce.sh only
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -41,7 +41,11 @@ def read_json(path):
         return None
 
 
-def start(state, profile):
+def meta_path(results, profile):
+    return os.path.join(results, "passkey" if profile == "passkey" else "", "reproduce_meta.json")
+
+
+def start(state, profile, studies):
     if profile not in PROFILES:
         print(f"error: PROFILE must be one of {', '.join(PROFILES)} (got '{profile}')", file=sys.stderr)
         return 2
@@ -49,9 +53,10 @@ def start(state, profile):
     for f in os.listdir(state):
         if f.endswith(".json"):
             os.remove(os.path.join(state, f))
-    write_json(os.path.join(state, "start.json"), {"started_utc": utc_now(), "t0": time.time(), "profile": profile})
-    print(f"[reproduce] PROFILE={profile}: theory, kernels benchmark, synthetic, language models, passkey, "
-          f"then tables, figures and results/REPORT.md")
+    write_json(os.path.join(state, "start.json"), {"started_utc": utc_now(), "t0": time.time(), "profile": profile,
+                                                      "studies": studies})
+    what = "passkey" if profile == "passkey" else "theory, kernels benchmark, synthetic, language models, passkey"
+    print(f"[reproduce] PROFILE={profile}: {what}, then tables, figures and results/REPORT.md")
     return 0
 
 
@@ -68,7 +73,8 @@ def step(state, name, cmd, profile):
                {"name": name, "command": " ".join(cmd), "rc": rc, "wall_s": round(wall, 1), "finished_utc": utc_now()})
     word = "done" if rc == 0 else f"FAILED (exit code {rc})"
     finished = len([f for f in os.listdir(state) if f.startswith("step-")])
-    print(f"[reproduce] {name}: {word} in {wall:.0f} s ({finished} of {STUDIES} studies finished)", flush=True)
+    total = (read_json(os.path.join(state, "start.json")) or {}).get("studies", "?")
+    print(f"[reproduce] {name}: {word} in {wall:.0f} s ({finished} of {total} studies finished)", flush=True)
     return rc
 
 
@@ -88,7 +94,7 @@ def finish(state, results):
     except OSError:
         version = ""
     wall = time.time() - s["t0"]
-    write_json(os.path.join(results, "reproduce_meta.json"),
+    write_json(meta_path(results, s["profile"]),
                {"profile": s["profile"], "started_utc": s["started_utc"], "finished_utc": utc_now(),
                 "wall_s": round(wall, 1), "steps": [x for x in steps if x], "machine": report.machine_now(),
                 "code_version": version})
@@ -106,7 +112,7 @@ def main():
     a = p.parse_args()
     profile = os.environ.get("PROFILE", "quick")
     if a.action == "start":
-        return start(a.state, profile)
+        return start(a.state, profile, int(a.rest[0]) if a.rest else 5)
     if a.action == "finish":
         return finish(a.state, a.results)
     rest = a.rest

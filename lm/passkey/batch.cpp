@@ -22,23 +22,25 @@ BatchMaker::BatchMaker(PromptConfig prompt, int64_t length, int64_t batch, doubl
     throw std::invalid_argument("passkey: corpus mixture needs a corpus longer than one window");
 }
 
-TrainBatch BatchMaker::next() {
+TrainBatch BatchMaker::next(int64_t length) {
+  if (length < prompt_.fixed_bytes())
+    throw std::invalid_argument("passkey: batch length shorter than the prompt's fixed parts");
   TrainBatch b;
-  b.tokens = at::empty({batch_, length_}, at::kLong);
-  b.answer_mask = at::zeros({batch_, length_ - 1}, at::kFloat);
+  b.tokens = at::empty({batch_, length}, at::kLong);
+  b.answer_mask = at::zeros({batch_, length - 1}, at::kFloat);
   auto tok = b.tokens.accessor<int64_t, 2>();
   auto mask = b.answer_mask.accessor<float, 2>();
   for (int64_t r = 0; r < batch_; ++r) {
     if (r < corpus_rows_) {
-      std::uniform_int_distribution<int64_t> start(0, corpus_.numel() - length_);
+      std::uniform_int_distribution<int64_t> start(0, corpus_.numel() - length);
       const auto* p = corpus_.data_ptr<uint8_t>() + start(rng_);
-      for (int64_t t = 0; t < length_; ++t) tok[r][t] = p[t];
+      for (int64_t t = 0; t < length; ++t) tok[r][t] = p[t];
       continue;
     }
     const auto key = random_key(prompt_.key_digits, rng_);
     const double depth = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
-    const auto p = make_prompt(prompt_, length_, depth, key);
-    for (int64_t t = 0; t < length_; ++t) tok[r][t] = int64_t(static_cast<unsigned char>(p.text[size_t(t)]));
+    const auto p = make_prompt(prompt_, length, depth, key);
+    for (int64_t t = 0; t < length; ++t) tok[r][t] = int64_t(static_cast<unsigned char>(p.text[size_t(t)]));
     // Target index t predicts token t + 1.
     for (int d = 0; d < prompt_.key_digits; ++d) mask[r][p.answer_start - 1 + d] = 1.0f;
   }

@@ -28,7 +28,9 @@ class BatchMaker {
   // corpus: uint8 stream (lm::token_stream) or an undefined tensor when corpus_fraction == 0.
   BatchMaker(PromptConfig prompt, int64_t length, int64_t batch, double corpus_fraction,
              at::Tensor corpus, uint64_t seed);
-  TrainBatch next();
+  TrainBatch next() { return next(length_); }
+  // A batch of sequences of another length (a length curriculum); the same random stream.
+  TrainBatch next(int64_t length);
   int64_t corpus_rows() const { return corpus_rows_; }
   std::string state() const;
   void set_state(const std::string& state);  // throws std::runtime_error when corrupt

@@ -10,6 +10,7 @@
 #include "lm/impl_choice.h"
 #include "lm/model.h"
 #include "lm/passkey/batch.h"
+#include "lm/passkey/heldout.h"
 #include "lm/presets.h"
 
 #include <fmt/format.h>
@@ -19,13 +20,76 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using namespace fpa;
 
 namespace {
 
-const char* kLogColumns = "step,tokens,loss,all_ce,answer_ce,lr,elapsed_s";
+// heldout_acc is empty except at held-out checks; length is the step's sequence length.
+const char* kLogColumns = "step,tokens,loss,all_ce,answer_ce,lr,elapsed_s,length,heldout_acc";
+constexpr size_t kLogFieldsV1 = 7;  // logs written before the curriculum and the check
+
+// Held-out prompts use their own key stream: neither the training data's (seed * 7919 + 17)
+// nor passkey-eval's (its --seed, 1000 in the studies).
+uint64_t heldout_seed(uint64_t seed) { return seed * 7919 + 424242; }
+
+// --curriculum "320:400,400:300": 400 steps at length 320, then 300 at 400, then --length.
+struct Stage {
+  int64_t length, steps;
+};
+std::vector<Stage> parse_curriculum(const std::string& text, int64_t final_length, int64_t min_length) {
+  std::vector<Stage> stages;
+  if (text.empty()) return stages;
+  for (const auto& item : split_list(text, "curriculum")) {
+    const auto colon = item.find(':');
+    const auto parts = colon == std::string::npos
+                           ? std::vector<int>{}
+                           : split_int_list(item.substr(0, colon) + "," + item.substr(colon + 1), "curriculum");
+    if (parts.size() != 2 || parts[0] < min_length || parts[0] >= final_length || parts[1] < 1)
+      fail_usage(fmt::format(
+          "--curriculum: '{}' is not LENGTH:STEPS with {} <= LENGTH < --length {} and STEPS >= 1",
+          item, min_length, final_length));
+    stages.push_back({parts[0], parts[1]});
+  }
+  return stages;
+}
+int64_t length_at(const std::vector<Stage>& stages, int64_t step, int64_t final_length) {
+  for (const auto& st : stages) {
+    if (step < st.steps) return st.length;
+    step -= st.steps;
+  }
+  return final_length;
+}
+
+// A log row (no header) as fields; rows of the 7-column logs of older runs, which trained at
+// the final length only, get that length and no check.
+std::vector<std::string> log_fields(const std::string& line, int64_t final_length) {
+  std::vector<std::string> fields;  // empty fields allowed (split_list refuses them)
+  std::istringstream cells(line);
+  std::string cell;
+  while (std::getline(cells, cell, ',')) fields.push_back(cell);
+  if (!line.empty() && line.back() == ',') fields.push_back("");
+  if (fields.size() == kLogFieldsV1) {
+    fields.push_back(std::to_string(final_length));
+    fields.push_back("");
+  }
+  if (fields.size() != 9) throw std::runtime_error("checkpoint: corrupt training log row '" + line + "'");
+  return fields;
+}
+
+// The step of the first held-out check at or above `threshold` in the log, or -1.
+int64_t learned_step(const std::string& log_rows, int64_t final_length, double threshold) {
+  std::istringstream rows(log_rows);
+  std::string line;
+  while (std::getline(rows, line)) {
+    if (line.empty()) continue;
+    const auto f = log_fields(line, final_length);
+    if (!f[8].empty() && std::stod(f[8]) >= threshold) return std::stoll(f[0]);
+  }
+  return -1;
+}
 
 torch::optim::AdamW make_optimizer(lm::LanguageModel& model, double lr) {
   // Weight decay on matrices only (not norms, biases, embeddings), as in lm/.
@@ -86,6 +150,11 @@ int main(int argc, char** argv) {
       ("corpus-fraction", po::value<double>()->default_value(0.0), "fraction of each batch that is corpus text")
       ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
       ("filler-file", po::value<std::string>()->default_value(""), "filler text file (default: the classic sentences)")
+      ("curriculum", po::value<std::string>()->default_value(""), "shorter sequences first: LENGTH:STEPS[,LENGTH:STEPS...] before --length (e.g. 320:400)")
+      ("check-every", po::value<int64_t>()->default_value(0), "steps between held-out checks of the answer at --length (greedy, full cache); 0: none")
+      ("check-keys", po::value<int64_t>()->default_value(40), "held-out prompts per check (depths spread over the prompt)")
+      ("learned-accuracy", po::value<double>()->default_value(0.95), "held-out accuracy at which a run has learned the task")
+      ("stop-when-learned", po::bool_switch()->default_value(false), "stop (with a checkpoint) at the first check that reaches --learned-accuracy; --steps is then a cap")
       ("checkpoint-every", po::value<int64_t>()->default_value(50), "steps between checkpoints")
       ("stop-after", po::value<int64_t>()->default_value(0), "stop (with a checkpoint) after this many steps in this invocation; 0: run to --steps (tests of --resume)")
       ("resume", po::bool_switch()->default_value(false), "continue from <out-dir>/checkpoint.pt if present");
@@ -104,6 +173,12 @@ int main(int argc, char** argv) {
   cli.range("corpus-fraction", 0, 1);
   cli.range("key-digits", 1, 18);
   cli.range("checkpoint-every", 1, 1e9);
+  cli.range("check-every", 0, 1e9);
+  cli.range("check-keys", 1, 1e5);
+  cli.range("learned-accuracy", 0, 1);
+  cli.require([](const po::variables_map& vm) {
+    return !vm["stop-when-learned"].as<bool>() || vm["check-every"].as<int64_t>() > 0;
+  }, "--stop-when-learned needs --check-every > 0");
   cli.range("stop-after", 0, 1e9);
   cli.require([](const po::variables_map& vm) { return vm.count("out-dir") > 0; }, "--out-dir is required");
   cli.require([](const po::variables_map& vm) {
@@ -116,6 +191,13 @@ int main(int argc, char** argv) {
     return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus-dir"].as<std::string>().empty();
   }, "--corpus-fraction > 0 needs --corpus-dir");
   cli.parse(argc, argv);
+  passkey::PromptConfig pc;
+  pc.key_digits = cli.get<int>("key-digits");
+  const int64_t final_length = cli.get<int64_t>("length");
+  const auto curriculum = parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
+  const int64_t check_every = cli.get<int64_t>("check-every");
+  const double learned_accuracy = cli.get<double>("learned-accuracy");
+  const bool stop_when_learned = cli.flag("stop-when-learned");
   const auto gate_bias = cli.get<std::string>("gate-bias").empty()
                              ? std::vector<double>{}
                              : split_double_list(cli.get<std::string>("gate-bias"), "gate-bias");
@@ -145,8 +227,6 @@ int main(int argc, char** argv) {
     tc.warmup = cli.get<int64_t>("warmup");
     tc.min_lr_ratio = cli.get<double>("min-lr-ratio");
 
-    passkey::PromptConfig pc;
-    pc.key_digits = cli.get<int>("key-digits");
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));
     at::Tensor corpus;
@@ -163,6 +243,10 @@ int main(int argc, char** argv) {
       model->embed->weight.normal_(0.0, cli.get<double>("embed-std"));
     }
     auto optimizer = make_optimizer(model, tc.lr);
+    const auto heldout = check_every > 0
+                             ? passkey::make_heldout(pc, mc.context, cli.get<int64_t>("check-keys"),
+                                                     heldout_seed(cli.seed()))
+                             : passkey::HeldOutSet{};
     lm::TrainProgress progress;
     if (cli.flag("resume") && fs::exists(ckpt)) {
       lm::ModelConfig saved;
@@ -190,16 +274,27 @@ int main(int argc, char** argv) {
       std::istringstream rows(progress.log_rows);
       std::string line;
       while (std::getline(rows, line))
-        if (!line.empty()) log.add_row(split_list(line, "row"));
+        if (!line.empty()) log.add_row(log_fields(line, mc.context));
       log.commit(Provenance::from(cli));
     };
+    if (stop_when_learned) {
+      const int64_t learned = learned_step(progress.log_rows, mc.context, learned_accuracy);
+      if (learned >= 0) {
+        write_log();
+        std::cerr << fmt::format("passkey-train: {} learned the task at step {}; nothing to do\n",
+                                 out_dir, learned);
+        return 0;
+      }
+    }
     model->train();
     const int64_t stop_after = cli.get<int64_t>("stop-after");
     const int64_t first_step = progress.step;
+    std::string last_check;  // shown on the progress line
     while (progress.step < tc.steps) {
       const double lr = lm::learning_rate(tc, progress.step);
       for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-      const auto batch = data.next();
+      const int64_t length = length_at(curriculum, progress.step, mc.context);
+      const auto batch = data.next(length);
       optimizer.zero_grad();
       auto loss = passkey::passkey_loss(model, batch, cli.get<double>("answer-weight"));
       const double value = loss.total.item<double>();
@@ -213,10 +308,21 @@ int main(int argc, char** argv) {
       optimizer.step();
       progress.step += 1;
       progress.tokens += batch.tokens.numel();
-      progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f}\n", progress.step, progress.tokens,
-                                       value, loss.all_ce, loss.answer_ce, lr, elapsed());
-      bar.update(progress.step, fmt::format("loss {:.3f} answer {:.3f}", value, loss.answer_ce));
-      const bool stopping = stop_after > 0 && progress.step - first_step >= stop_after;
+      std::string check_cell;
+      bool learned = false;
+      if (check_every > 0 && progress.step % check_every == 0) {
+        const double acc = passkey::heldout_accuracy(model, heldout, cli.get<int64_t>("batch"));
+        check_cell = fmt::format("{:.4f}", acc);
+        learned = acc >= learned_accuracy;
+        last_check = fmt::format(" held-out {:.2f} at {}", acc, progress.step);
+      }
+      progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f},{},{}\n", progress.step, progress.tokens,
+                                       value, loss.all_ce, loss.answer_ce, lr, elapsed(), length,
+                                       check_cell);
+      bar.update(progress.step, fmt::format("loss {:.3f} answer {:.3f}{}", value, loss.answer_ce, last_check));
+      const bool done_learning = stop_when_learned && learned;
+      const bool stopping =
+          (stop_after > 0 && progress.step - first_step >= stop_after) || done_learning;
       if (progress.step % cli.get<int64_t>("checkpoint-every") == 0 || progress.step == tc.steps ||
           stopping) {
         progress.elapsed_s = elapsed();
@@ -225,7 +331,10 @@ int main(int argc, char** argv) {
       }
       if (stopping) {
         write_log();
-        std::cerr << fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", progress.step);
+        std::cerr << (done_learning
+                          ? fmt::format("\npasskey-train: learned the task at step {} (held-out accuracy {} >= {})\n",
+                                        progress.step, check_cell, learned_accuracy)
+                          : fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", progress.step));
         return 0;
       }
     }

@@ -8,6 +8,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/bin" "$dir/repo/lm/passkey"
 cp "$src/reproduce.sh" "$src/summarize.py" "$dir/repo/lm/passkey/"
+mkdir -p "$dir/repo/configs" && cp -r "$src/../../configs/passkey" "$dir/repo/configs/"
 # Stub trainer: records its flags; fails for the run named in $FAIL_RUN.
 cat >"$dir/bin/passkey-train" <<'STUB'
 #!/usr/bin/env bash
@@ -35,7 +36,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 lm/passkey/reproduce.sh "$dir/bin" >"$dir/log1" 2>&1 || { cat "$dir/log1"; fail "first run"; }
 for r in fpa-s0 fpa-s1 transformer-s0 transformer-s1; do
   [[ -s results/passkey/quick/$r.summary.csv ]] || fail "$r not evaluated"
-  grep -q -- "--answer-weight 4" "runs/passkey/quick/$r/stub-train-calls" || fail "$r without the protocol's loss weight"
+  grep -q -- "--config configs/passkey/c6-${r%-s*}.conf --steps 3 " "runs/passkey/quick/$r/stub-train-calls" ||
+    fail "$r not trained from its config file with the quick profile's step cap"
 done
 [[ $(grep -c ',full,' results/passkey/summary.csv) -eq 4 ]] || fail "summary.csv should merge the 4 runs"
 

@@ -1,0 +1,157 @@
+// passkey-probe: where does the key sit when the answer is asked? For each prompt (the same
+// keys and depths passkey-eval draws for the same --seed, --lengths, --keys and --depths), the
+// prompt is prefilled with a full cache up to the answer query; then, for every layer and head,
+// one row: the key's bias at the answer query (the highest over the key's digit positions, both
+// occurrences), the T5 eviction threshold and the fraction of entries above it (what
+// fpa-certified keeps), and the bias cut-off of a per-head and a shared budget (what the budget
+// policies would keep if they ranked the full cache at this query). Whether the full-cache greedy
+// answer is right is recorded too, so a reader can line up failures with heads.
+//
+// The budget cut-offs rank the full cache at the answer query; the budget policies evict during
+// prefill, as they must, so they can differ: this explains, it does not replace passkey-eval.
+#include "experiments/cli.h"
+#include "experiments/csv_writer.h"
+#include "experiments/progress.h"
+#include "experiments/torch_runtime.h"
+#include "lm/checkpoint.h"
+#include "lm/decode.h"
+#include "lm/passkey/policy.h"
+#include "lm/passkey/prompt.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+
+namespace fs = std::filesystem;
+using namespace fpa;
+using namespace fpa::passkey;
+
+namespace {
+
+// The positions of the key's digits in the prompt: both occurrences in the key sentence.
+std::vector<int64_t> key_digit_positions(const Prompt& p) {
+  std::vector<int64_t> out;
+  size_t from = size_t(p.key_position);
+  for (int occurrence = 0; occurrence < 2; ++occurrence) {
+    const auto at = p.text.find(p.key, from);
+    if (at == std::string::npos || int64_t(at) >= p.answer_start) break;
+    for (size_t d = 0; d < p.key.size(); ++d) out.push_back(int64_t(at + d));
+    from = at + p.key.size();
+  }
+  return out;
+}
+
+// The bias of the k-th highest entry (k >= 1) among `biases`: a budget keeping k entries keeps
+// every entry above it. -inf when k exceeds the entries.
+double kth_highest(std::vector<double> biases, int64_t k) {
+  if (k < 1 || k > int64_t(biases.size())) return -INFINITY;
+  std::nth_element(biases.begin(), biases.begin() + (k - 1), biases.end(), std::greater<double>());
+  return biases[size_t(k - 1)];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Cli cli("passkey-probe",
+          "per layer and head, the passkey's bias at the answer query against the T5 eviction "
+          "threshold and the budget cut-offs, with a full cache",
+          "");
+  cli.add()
+      ("checkpoint", po::value<std::string>(), "run directory or checkpoint file (required)")
+      ("variant", po::value<std::string>()->default_value(""), "label for the CSV (default: the model's attention kind)")
+      ("lengths", po::value<std::string>()->default_value("1,2,4,8"), "evaluation lengths as multiples of L (as in passkey-eval)")
+      ("keys", po::value<int>()->default_value(20), "keys per length (as in passkey-eval)")
+      ("depths", po::value<int>()->default_value(5), "depths spread over the prompt (as in passkey-eval)")
+      ("budget", po::value<double>()->default_value(0.25), "budget fraction for the cut-offs")
+      ("epsilon", po::value<double>()->default_value(1e-3), "epsilon of the T5 threshold")
+      ("chunk", po::value<int64_t>()->default_value(128), "prefill chunk")
+      ("key-digits", po::value<int>()->default_value(5), "passkey length in digits");
+  cli.range("keys", 1, 1e6);
+  cli.range("depths", 1, 1000);
+  cli.range("budget", 1e-6, 1);
+  cli.range("epsilon", 1e-300, 0.999999);
+  cli.range("chunk", 1, 1e6);
+  cli.range("key-digits", 1, 18);
+  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
+  cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); }, "--out is required");
+  cli.parse(argc, argv);
+  const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
+  for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
+
+  try {
+    set_threads(cli.threads());
+    auto rng = seed_everything(cli.seed());
+    auto loaded = lm::load_model(cli.get<std::string>("checkpoint"));
+    const std::string variant = cli.get<std::string>("variant").empty()
+                                    ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
+    const int64_t L = loaded.config.context, heads = loaded.config.heads;
+    const std::string run = fs::path(cli.get<std::string>("checkpoint")).filename().string();
+    PromptConfig pc;
+    pc.key_digits = cli.get<int>("key-digits");
+    const auto depths = spread_depths(cli.get<int>("depths"));
+    const int keys = cli.get<int>("keys");
+    const double budget = cli.get<double>("budget"), epsilon = cli.get<double>("epsilon");
+    const int64_t chunk = cli.get<int64_t>("chunk");
+
+    CsvWriter out(cli.out(), {"variant", "run", "train_len", "eval_len", "depth", "prompt", "correct_full",
+                              "layer", "head", "key_bias", "threshold", "r", "kept_certified",
+                              "key_kept_certified", "budget", "cutoff_per_head", "key_kept_per_head",
+                              "cutoff_shared", "key_kept_shared"});
+    lm::IncrementalDecoder decoder(loaded.model);
+    Progress bar("passkey-probe " + run, int64_t(lengths.size()) * keys, "prompt");
+    int64_t done = 0;
+    for (int m : lengths) {
+      const int64_t n = int64_t(m) * L;
+      std::vector<Prompt> prompts;  // drawn exactly as passkey-eval draws them
+      for (int k = 0; k < keys; ++k)
+        prompts.push_back(make_prompt(pc, n, depths[size_t(k) % depths.size()], random_key(pc.key_digits, rng)));
+      for (int k = 0; k < keys; ++k) {
+        const auto& p = prompts[size_t(k)];
+        const auto tokens = at::tensor(to_tokens(p.text), at::kLong);
+        decoder.reset();
+        at::Tensor logits;
+        for (int64_t s = 0; s < p.answer_start; s += chunk)
+          logits = decoder.step(tokens.slice(0, s, std::min(s + chunk, p.answer_start)));
+        const auto views = decoder.views();  // as of the answer query i = answer_start - 1
+        // Greedy answer with the full cache.
+        std::string answer;
+        for (int d = 0; d < pc.key_digits; ++d) {
+          const int64_t next = logits[-1].argmax().item<int64_t>();
+          answer += char(next);
+          if (d + 1 < pc.key_digits) logits = decoder.step(at::tensor({next}, at::kLong));
+        }
+        const int64_t i = p.answer_start - 1;
+        const auto digits = key_digit_positions(p);
+        const int64_t per_head_k = int64_t(std::floor(budget * double(i + 1)));
+        std::vector<double> all_biases;
+        for (const auto& v : views) all_biases.insert(all_biases.end(), v.bias.begin(), v.bias.end());
+        const double cutoff_shared =
+            kth_highest(all_biases, int64_t(std::floor(budget * double((i + 1) * int64_t(views.size())))));
+        for (size_t h = 0; h < views.size(); ++h) {
+          const auto& v = views[h];
+          double key_bias = -INFINITY;
+          for (size_t s = 0; s < v.position.size(); ++s)
+            if (std::find(digits.begin(), digits.end(), v.position[s]) != digits.end())
+              key_bias = std::max(key_bias, v.bias[s]);
+          const double threshold = certified_threshold(v.r, i + 1, epsilon);
+          const auto kept = std::count_if(v.bias.begin(), v.bias.end(), [&](double b) { return b >= threshold; });
+          const double cutoff = kth_highest(v.bias, per_head_k);
+          out.row(variant, run, L, n, p.depth, k, int(answer == p.key), int64_t(h) / heads, int64_t(h) % heads,
+                  key_bias, threshold, v.r, double(kept) / double(i + 1), int(key_bias >= threshold), budget,
+                  cutoff, int(key_bias >= cutoff), cutoff_shared, int(key_bias >= cutoff_shared));
+        }
+        bar.update(++done, fmt::format("{}x {}", m, answer == p.key ? "right" : "wrong"));
+      }
+    }
+    bar.finish();
+    out.commit(Provenance::from(cli));
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
