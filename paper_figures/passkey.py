@@ -101,6 +101,10 @@ def build(results, out):
     training = training_logs(results)
     sec.sources += sorted({t["rel"] for t in training.values()})
     sec.tables.append(run_table(runs, training))
+    probes = load_probes(results)
+    if probes:
+        sec.tables.append(probe_table(probes, runs))
+        sec.sources += sorted({p["rel"] for p in probes.values()})
     sec.figures.append(occupancy_figure(runs, out))
     cells = load_cells(results)
     if cells:
@@ -143,14 +147,8 @@ def training_logs(results):
     """Steps to learn per run, from the training logs (train-<run>.csv) in the folder that
     summary.csv was merged from: the first held-out check at or above the run's
     --learned-accuracy, and the last step trained. Logs without held-out checks give None."""
-    folder = os.path.join(results, "passkey")
-    try:
-        with open(os.path.join(folder, "summary.csv.json")) as f:
-            folder = os.path.join(folder, json.load(f).get("runs_dir", "."))
-    except (OSError, ValueError):
-        pass
     out = {}
-    for path in sorted(common.csv_files(folder, "train-*.csv")):
+    for path in sorted(common.csv_files(runs_folder(results), "train-*.csv")):
         rows = common.read_csv(path)
         if not rows or "step" not in rows[0]:
             continue
@@ -199,8 +197,67 @@ def run_table(runs, training):
     return table
 
 
+def runs_folder(results):
+    folder = os.path.join(results, "passkey")
+    try:
+        with open(os.path.join(folder, "summary.csv.json")) as f:
+            return os.path.join(folder, json.load(f).get("runs_dir", "."))
+    except (OSError, ValueError):
+        return folder
+
+
+def load_probes(results):
+    """passkey-probe CSVs (probe-<run>.csv) beside the runs merged into summary.csv."""
+    out = {}
+    for path in common.csv_files(runs_folder(results), "probe-*.csv"):
+        rows = common.read_csv(path)
+        if not rows or "key_kept_certified" not in rows[0]:
+            continue
+        out[os.path.basename(path)[len("probe-"):-len(".csv")]] = {"rel": os.path.relpath(path, results),
+                                                                   "rows": rows}
+    return out
+
+
+def median(xs):
+    xs = sorted(x for x in xs if not math.isnan(x))
+    if not xs:
+        return math.nan
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else 0.5 * (xs[m - 1] + xs[m])
+
+
+def probe_table(probes, runs):
+    """Per run and head at the longest probed length: what fpa-certified keeps, and how often the
+    key survives the T5 threshold and the 25% budget cut-offs at the answer query."""
+    table = Table("passkey_heads", "Where the key sits at the answer query, per head (longest evaluated length, full cache)",
+                  ["run", "learned", "eval len", "layer", "head", "entries kept by fpa-certified",
+                   "prompts with the key above the T5 threshold", "... above the per-head 25% cut-off",
+                   "... above the shared 25% cut-off", "median key bias", "median T5 threshold"],
+                  note="From passkey-probe: each evaluation prompt prefilled with a full cache; at the answer "
+                       "query, per head, the key's bias (the highest over its digit positions), the T5 threshold "
+                       "-(2R + log(n/eps)) and the bias of the last entry a 25% budget would keep if it ranked "
+                       "the full cache at that query (per head, or one pool shared by every head of every "
+                       "layer). A head that keeps every entry (fraction 1.00) has a field that never dipped "
+                       "below any key: such heads set a floor under the occupancy of any policy that keeps "
+                       "what they see.")
+    for name in sorted(probes, key=lambda n: run_sort(runs[n]) if n in runs else ("", n)):
+        rows = probes[name]["rows"]
+        longest = max(int(num(r["eval_len"], 0)) for r in rows)
+        sel = [r for r in rows if int(num(r["eval_len"], 0)) == longest]
+        heads = sorted({(int(num(r["layer"])), int(num(r["head"]))) for r in sel})
+        learned = runs[name]["learned"] if name in runs else None
+        for layer, head in heads:
+            hs = [r for r in sel if int(num(r["layer"])) == layer and int(num(r["head"])) == head]
+            frac = lambda col: common.mean([num(r[col]) for r in hs])
+            table.add(name, "-" if learned is None else ("yes" if learned else "no"), str(longest), str(layer),
+                      str(head), frac("kept_certified"), frac("key_kept_certified"), frac("key_kept_per_head"),
+                      frac("key_kept_shared"), median([num(r["key_bias"]) for r in hs]),
+                      median([num(r["threshold"]) for r in hs]))
+    return table
+
+
 def decide_c6(runs, agg, claim):
-    claim.links = ["figures/passkey_runs.md", "figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
+    claim.links = ["figures/passkey_runs.md", "figures/passkey_heads.md", "figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
                    "passkey/summary.csv"]
     lens = sorted({(k[1], k[2]) for k in agg})
     keys_per = sorted({a["n_keys"] for a in agg.values()})

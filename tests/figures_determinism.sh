@@ -37,6 +37,21 @@ done
 grep -q "^| C3 |.*| \*\*not reproduced\*\* |$" "$claims" || fail "C3: expected 'not reproduced' on the fixture"
 echo "ok   fixture: verdicts follow the documented rules"
 
+# 2b. C6 driven to its other verdicts by editing the fixture's passkey summary: one learned FPA
+# run short of 1.0 at 8L under every compressed policy -> not reproduced; two of the three
+# learned runs removed -> not tested (the never-learned fpa-s3 must not count either way).
+c6_verdict() {  # <name> <awk filter over summary.csv rows>
+  rm -rf "$tmp/$1" && cp -r "$repo/tests/fixtures/figures/results" "$tmp/$1"
+  awk -F, -v OFS=, "$2" "$repo/tests/fixtures/figures/results/passkey/summary.csv" >"$tmp/$1/passkey/summary.csv"
+  make_all "$tmp/$1"
+  grep "^| C6 |" "$tmp/$1/figures/claims.md"
+}
+c6_verdict c6-not '$NF == "fpa-s1" && $3 == 512 && $4 == "budget" { $7 = 0.95 } { print }' |
+  grep -q '| \*\*not reproduced\*\* |$' || fail "C6: a learned FPA run at 0.95 should make it 'not reproduced'"
+c6_verdict c6-untested '$NF != "fpa-s1" && $NF != "fpa-s2" { print }' |
+  grep -q '| \*\*not tested at this scale\*\* |$' || fail "C6: one learned FPA run should leave it 'not tested'"
+echo "ok   fixture: C6 gives each of its three verdicts"
+
 # 3. No CSVs at all: every study "not run", every claim "not tested", no crash.
 mkdir -p "$tmp/empty"
 make_all "$tmp/empty"

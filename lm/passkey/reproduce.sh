@@ -10,6 +10,8 @@
 #   <folder>/train-<run>.csv    training log of each run (runs/passkey/<folder>/<run>, resumable)
 #   <folder>/<run>.csv          per (length, depth, policy, budget) cell
 #   <folder>/<run>.summary.csv  per (length, policy, budget) cell, averaged over depths
+#   <folder>/probe-<run>.csv    FPA and FoX runs: per prompt, layer and head, the key's bias at the
+#                               answer query against the eviction threshold and budget cut-offs
 #   summary.csv, c6_table.md    the folder's runs merged by lm/passkey/summarize.py
 #
 #   quick   : folder quick; seed 0 of fpa, fox-b5, transformer, capped at PASSKEY_QUICK_STEPS
@@ -72,7 +74,18 @@ run_one() {
     --policies "$POLICIES" --budgets "$BUDGETS" --keys "$KEYS" \
     --seed 1000 --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
   echo "$stamp" > "$OUT/.done-$run"
+  probe_one "$v" "$seed"
   echo "passkey: $run done $(date -u +%H:%M:%S)"
+}
+
+# Where the key sits at the answer query (passkey-probe): the same prompts as passkey-eval (same
+# --seed, --lengths, --keys); models with a bias only (the Transformer has none).
+probe_one() {
+  local v=$1 seed=$2 run="$1-s$2"
+  [[ "$v" == transformer ]] && return 0
+  [[ -s "$OUT/probe-$run.csv" ]] && return 0
+  nice -n 5 "$BIN/passkey-probe" --checkpoint "$RUNS/$run" --variant "$v" --lengths 1,2,4,8 --keys "$KEYS" \
+    --budget 0.25 --seed 1000 --threads 1 --out "$OUT/probe-$run.csv"
 }
 
 JOBS_MAX=${PASSKEY_JOBS:-3}
@@ -84,7 +97,9 @@ for v in $VARIANTS; do
     run="$v-s$seed"
     stamp="config=$(md5sum < "$config" | cut -c1-12) ${TRAIN_EXTRA[*]} keys=$KEYS budgets=$BUDGETS policies=$POLICIES"
     if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]]; then
-      echo "passkey: $run done (skipping)"; continue
+      echo "passkey: $run done (skipping)"
+      [[ -d "$RUNS/$run" ]] && probe_one "$v" "$seed"  # runs evaluated before the probe existed
+      continue
     fi
     if (( running >= JOBS_MAX )); then wait -n || failed=1; running=$((running - 1)); fi
     run_one "$v" "$seed" "$stamp" &

@@ -28,6 +28,13 @@ done
 { echo "run,variant,train_len,eval_len,policy,budget,per_head,occupancy,accuracy,n_keys,decode_ms_per_token"
   echo "$(basename "$ckpt"),$variant,512,4096,full,,0,1,0.5,2,1.0"; } >"$summary"
 STUB
+# Stub probe: writes its --out.
+cat >"$dir/bin/passkey-probe" <<'STUB'
+#!/usr/bin/env bash
+prev=""; out=""
+for a in "$@"; do [[ $prev == --out ]] && out=$a; prev=$a; done
+echo "variant,run" >"$out"
+STUB
 chmod +x "$dir/bin/"*
 cd "$dir/repo"
 export PROFILE=quick PASSKEY_QUICK_STEPS=3 PASSKEY_SEEDS="0 1" PASSKEY_VARIANTS="fpa transformer" PASSKEY_JOBS=3
@@ -40,6 +47,8 @@ for r in fpa-s0 fpa-s1 transformer-s0 transformer-s1; do
     fail "$r not trained from its config file with the quick profile's step cap"
 done
 [[ $(grep -c ',full,' results/passkey/summary.csv) -eq 4 ]] || fail "summary.csv should merge the 4 runs"
+[[ -s results/passkey/quick/probe-fpa-s0.csv && ! -e results/passkey/quick/probe-transformer-s0.csv ]] ||
+  fail "FPA runs are probed, Transformer runs (no bias) are not"
 
 lm/passkey/reproduce.sh "$dir/bin" >"$dir/log2" 2>&1 || fail "second run"
 [[ $(grep -c "done (skipping)" "$dir/log2") -eq 4 ]] || { cat "$dir/log2"; fail "finished runs not skipped"; }
