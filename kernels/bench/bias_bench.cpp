@@ -5,8 +5,8 @@
 //     `value` (forward), `argmin` (FPA's exact backward), `logz` (its straight-through backward).
 //   reference/<variant>: the reference's n x n bias matrix (fpa::fox_bias, fpa::fpa_bias).
 // items_per_second counts causal (query, key) pairs, n(n+1)/2 per head. Not run by the tests.
-#include "experiments/atomic_file.h"
 #include "experiments/cli.h"
+#include "experiments/csv_writer.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/attention.h"
 #include "kernels/fused_bias.h"
@@ -16,9 +16,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace fpa;
 
@@ -65,6 +68,23 @@ void reference_bias(benchmark::State& state, Variant v, int64_t n, uint64_t seed
   state.SetItemsProcessed(int64_t(state.iterations()) * n * (n + 1) / 2);
 }
 
+struct Case {
+  std::string impl, variant, request;
+  int64_t n = 0;
+};
+
+// Prints as Google Benchmark does and keeps each run for the CSV.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  // Colours only on a terminal (the library decides that only for its own default reporter).
+  Collector() : ConsoleReporter(::isatty(1) ? OO_ColorTabular : OO_Tabular) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& r : runs) kept.push_back(r);
+  }
+  std::vector<Run> kept;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,33 +116,48 @@ int main(int argc, char** argv) {
       {"fpa/argmin", Variant::Fpa, {true, false}},
       {"fpa/logz", Variant::Fpa, {false, true}},
   };
+  std::map<std::string, Case> cases;  // benchmark name -> what it measures
   for (int n : n_list) {
-    for (const auto& c : fused_cases)
-      benchmark::RegisterBenchmark(fmt::format("fused/{}/n:{}", c.name, n).c_str(), fused_bias,
-                                   c.v, c.r, int64_t(n), tile, seed);
+    for (const auto& c : fused_cases) {
+      const auto name = fmt::format("fused/{}/n:{}", c.name, n);
+      const std::string label = c.name;
+      cases[name] = {"fused", to_string(c.v), label.substr(label.find('/') + 1), n};
+      benchmark::RegisterBenchmark(name.c_str(), fused_bias, c.v, c.r, int64_t(n), tile, seed);
+    }
     if (n <= cli.get<int>("max-reference-n"))
-      for (Variant v : {Variant::Fox, Variant::Fpa})
-        benchmark::RegisterBenchmark(fmt::format("reference/{}/n:{}", to_string(v), n).c_str(),
-                                     reference_bias, v, int64_t(n), seed);
+      for (Variant v : {Variant::Fox, Variant::Fpa}) {
+        const auto name = fmt::format("reference/{}/n:{}", to_string(v), n);
+        cases[name] = {"reference", to_string(v), "matrix", n};
+        benchmark::RegisterBenchmark(name.c_str(), reference_bias, v, int64_t(n), seed);
+      }
   }
 
-  // Google Benchmark's own flags, from ours. --out: its CSV report, written then renamed.
-  const auto out = cli.out();
-  const auto tmp = out.empty() ? std::string() : temp_path_for(out);
   std::vector<std::string> flags = {
       "bias-bench", fmt::format("--benchmark_min_time={}", cli.get<double>("min-time")),
       "--benchmark_filter=" + cli.get<std::string>("filter")};
-  if (!out.empty()) {
-    make_parent_dirs(out);
-    flags.push_back("--benchmark_out=" + tmp);
-    flags.push_back("--benchmark_out_format=csv");
-  }
   std::vector<char*> args;
   for (auto& f : flags) args.push_back(f.data());
   int count = int(args.size());
   benchmark::Initialize(&count, args.data());
-  benchmark::RunSpecifiedBenchmarks();
+  Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::Shutdown();
-  if (!out.empty()) rename_onto(tmp, out);
+
+  if (!cli.out().empty()) {
+    // Times in ms; pairs_per_s from CPU time (the machine is shared), pairs_per_s_wall from
+    // the wall clock. A pair is one causal (query, key) entry, n(n+1)/2 per head.
+    CsvWriter csv(cli.out(), {"impl", "variant", "request", "n", "tile", "iterations", "real_ms",
+                              "cpu_ms", "pairs_per_s", "pairs_per_s_wall"});
+    for (const auto& r : collector.kept) {
+      const auto& c = cases.at(r.benchmark_name());
+      const double real_s = r.GetAdjustedRealTime() * 1e-9, cpu_s = r.GetAdjustedCPUTime() * 1e-9;
+      const double pairs = double(c.n) * double(c.n + 1) / 2;
+      auto g = [](double x) { return fmt::format("{:.6g}", x); };
+      csv.row(c.impl, c.variant, c.request, c.n, c.impl == "fused" ? tile : 0,
+              int64_t(r.iterations), g(real_s * 1e3), g(cpu_s * 1e3), g(pairs / cpu_s),
+              g(pairs / real_s));
+    }
+    csv.commit(Provenance::from(cli));
+  }
   return 0;
 }
