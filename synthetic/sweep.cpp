@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <libfccp/csv.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 
 namespace fpa::synthetic {
 
@@ -46,38 +49,29 @@ std::vector<SweepRun> make_grid(const GridSpec& spec) {
   return runs;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { cells.back() += '"'; ++i; }
-      else if (ch == '"') quoted = false;
-      else cells.back() += ch;
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      cells.emplace_back();
-    } else if (ch != '\r') {
-      cells.back() += ch;
-    }
-  }
-  return cells;
-}
-
 std::map<std::string, std::string> read_final_row(const std::string& csv_path,
                                                   const std::string& expected_key) {
-  std::ifstream in(csv_path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return {};
-  const auto header = split_csv_line(line);
-  while (std::getline(in, line)) {
-    const auto cells = split_csv_line(line);
-    if (cells.size() != header.size()) return {};  // not a file this tool wrote
-    std::map<std::string, std::string> row;
-    for (size_t c = 0; c < header.size(); ++c) row[header[c]] = cells[c];
-    if (row["phase"] == "final") return row["config"] == expected_key ? row : decltype(row){};
+  // The columns the sweep reads (summaries and progress lines); others are ignored.
+  static const std::array<std::string, 10> kColumns = {
+      "phase", "config", "converged", "mass", "mass2n", "nmse", "nmse2n", "mass_best", "wall_s",
+      "steps_to_converge"};
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(csv_path, ec)) return {};
+  try {
+    // No trimming and double-quote escapes: the cells exactly as CsvWriter wrote them.
+    io::CSVReader<10, io::trim_chars<>, io::double_quote_escape<',', '"'>> in(csv_path);
+    in.read_header(io::ignore_extra_column, "phase", "config", "converged", "mass", "mass2n",
+                   "nmse", "nmse2n", "mass_best", "wall_s", "steps_to_converge");
+    std::array<std::string, 10> v;
+    while (in.read_row(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9])) {
+      if (v[0] != "final") continue;
+      if (v[1] != expected_key) return {};
+      std::map<std::string, std::string> row;
+      for (size_t c = 0; c < v.size(); ++c) row[kColumns[c]] = v[c];
+      return row;
+    }
+  } catch (const io::error::base&) {
+    // A missing column or a row of the wrong width: not a file this tool wrote.
   }
   return {};
 }

@@ -29,13 +29,13 @@ struct GridSpec {
 
 std::vector<SweepRun> make_grid(const GridSpec& spec);
 
-// The final row of a run CSV, as column -> value; empty when the file is missing, has no final
-// row or was written for another configuration (its `config` differs from `expected_key`).
+// The final row of a run CSV (read with fast-cpp-csv-parser), as column -> value for the columns
+// the sweep uses (phase, config, converged, mass, mass2n, nmse, nmse2n, mass_best, wall_s,
+// steps_to_converge); empty when the file is missing, lacks one of those columns, has a row of
+// the wrong width, has no final row or was written for another configuration (its `config`
+// differs from `expected_key`).
 std::map<std::string, std::string> read_final_row(const std::string& csv_path,
                                                   const std::string& expected_key);
-
-// CSV line splitting with double-quote escapes (the form CsvWriter writes).
-std::vector<std::string> split_csv_line(const std::string& line);
 
 struct SummaryRow {
   std::string task, model, fpa_grad;

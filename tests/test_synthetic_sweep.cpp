@@ -24,9 +24,43 @@ std::string read(const fs::path& p) {
 
 }  // namespace
 
-TEST(SyntheticSweep, CsvLinesSplitWithQuotes) {
-  EXPECT_EQ(syn::split_csv_line("a,\"b,c\",\"d\"\"e\","),
-            (std::vector<std::string>{"a", "b,c", "d\"e", ""}));
+TEST(SyntheticSweep, FinalRowIsReadWithQuotesAndOnlyFromCompleteFiles) {
+  const fs::path dir = fs::temp_directory_path() / ("synthetic-final-row-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string header =
+      "phase,step,config,converged,mass,mass2n,nmse,nmse2n,mass_best,wall_s,steps_to_converge,extra\n";
+  const std::string key = "task=t[a:1:1;] model=\"fpa\", x";  // a comma and quotes to escape
+  const std::string quoted = "\"task=t[a:1:1;] model=\"\"fpa\"\", x\"";
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const auto good = write("good.csv", header + "curve,10," + quoted + ",,0.1,,,,,,,\n" +
+                                          "final,20," + quoted + ",1,0.5,0.4,0.01,0.02,0.6,3.5,15,z\n");
+  const auto row = syn::read_final_row(good, key);
+  ASSERT_FALSE(row.empty());
+  EXPECT_EQ(row.at("config"), key);
+  EXPECT_EQ(row.at("phase"), "final");
+  EXPECT_EQ(row.at("converged"), "1");
+  EXPECT_EQ(row.at("mass"), "0.5");
+  EXPECT_EQ(row.at("mass2n"), "0.4");
+  EXPECT_EQ(row.at("nmse2n"), "0.02");
+  EXPECT_EQ(row.at("steps_to_converge"), "15");
+  EXPECT_EQ(row.count("extra"), 0u);  // only the columns the sweep uses
+
+  EXPECT_TRUE(syn::read_final_row(good, key + " ").empty());  // another configuration
+  EXPECT_TRUE(syn::read_final_row((dir / "missing.csv").string(), key).empty());
+  EXPECT_TRUE(syn::read_final_row(write("empty.csv", ""), key).empty());
+  EXPECT_TRUE(syn::read_final_row(write("no-final.csv", header + "curve,10," + quoted + ",,0.1,,,,,,,\n"),
+                                  key).empty());
+  // A truncated row (a run killed while writing would never leave one: CSVs are atomic).
+  EXPECT_TRUE(syn::read_final_row(write("short.csv", header + "final,20," + quoted + ",1,0.5\n"), key)
+                  .empty());
+  // A file without one of the columns the summary needs.
+  EXPECT_TRUE(syn::read_final_row(write("no-mass2n.csv", "phase,config,converged,mass\nfinal," + quoted +
+                                                             ",1,0.5\n"),
+                                  key).empty());
+  fs::remove_all(dir);
 }
 
 TEST(SyntheticSweep, TinySweepRunsAggregatesAndResumes) {

@@ -91,3 +91,18 @@ TEST(TheoryLibrary, SelectionLpOnThreeKeysOnALine) {
   EXPECT_TRUE(fox.selectable(0b010));
   EXPECT_FALSE(fox.selectable(0b101));
 }
+
+TEST(TheoryLibrary, OutputOverKeptKeysIsTheSoftmaxMixtureOfThoseKeys) {
+  // Two kept keys of four, worked by hand: logits scale * q.k_j + b_j over keys 1 and 3.
+  const auto opt = at::TensorOptions().dtype(at::kDouble);
+  const auto q = at::tensor({1.0, 2.0}, opt);
+  const auto k = at::tensor({9.0, 9.0, 1.0, 0.0, 9.0, 9.0, 0.0, 1.0}, opt).view({4, 2});
+  const auto v = at::tensor({7.0, 1.0, 7.0, 3.0}, opt).view({4, 1});
+  const auto b = at::tensor({0.0, -1.0, 0.0, 0.5}, opt);
+  const auto out = output_over(q, k, v, b, {1, 3}, 0.5);
+  const double s1 = 0.5 * 1.0 - 1.0, s3 = 0.5 * 2.0 + 0.5;  // keys 1 and 3
+  const double w1 = std::exp(s1), w3 = std::exp(s3);
+  ASSERT_EQ(out.sizes(), (at::IntArrayRef{1}));
+  EXPECT_NEAR(out[0].item<double>(), (w1 * 1.0 + w3 * 3.0) / (w1 + w3), 1e-15);
+  EXPECT_THROW(output_over(q, k, v, b, {}, 0.5), std::invalid_argument);
+}

@@ -2,6 +2,8 @@
 
 #include "kernels/attention.h"
 
+#include <Eigen/Dense>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -184,27 +186,19 @@ double eviction_bound(double eps, double V) { return 2.0 * eps * V; }
 at::Tensor output_over(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                        const at::Tensor& bias_row, const std::vector<int64_t>& kept,
                        double scale) {
-  auto Q = q.accessor<double, 1>();
-  auto K = k.accessor<double, 2>();
-  auto V = v.accessor<double, 2>();
-  auto B = bias_row.accessor<double, 1>();
-  std::vector<double> s(kept.size());
-  double top = -std::numeric_limits<double>::infinity();
-  for (size_t a = 0; a < kept.size(); ++a) {
-    double dot = 0;
-    for (int64_t c = 0; c < k.size(1); ++c) dot += Q[c] * K[kept[a]][c];
-    s[a] = scale * dot + B[kept[a]];
-    top = std::max(top, s[a]);
-  }
-  auto out = at::zeros({v.size(1)}, kF64);
-  auto O = out.accessor<double, 1>();
-  double z = 0;
-  for (size_t a = 0; a < kept.size(); ++a) {
-    const double w = std::exp(s[a] - top);
-    z += w;
-    for (int64_t c = 0; c < v.size(1); ++c) O[c] += w * V[kept[a]][c];
-  }
-  return out / z;
+  // Plain float64 linear algebra (Eigen), independent of the ATen code it is checked against.
+  if (kept.empty()) throw std::invalid_argument("output_over: no kept keys");
+  using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const auto qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous(),
+             bc = bias_row.contiguous();
+  const Eigen::Map<const RowMatrix> K(kc.data_ptr<double>(), kc.size(0), kc.size(1));
+  const Eigen::Map<const RowMatrix> V(vc.data_ptr<double>(), vc.size(0), vc.size(1));
+  const Eigen::Map<const Eigen::VectorXd> Q(qc.data_ptr<double>(), qc.size(0));
+  const Eigen::Map<const Eigen::VectorXd> B(bc.data_ptr<double>(), bc.size(0));
+  const Eigen::VectorXd s = scale * (K(kept, Eigen::all) * Q) + B(kept);
+  const Eigen::VectorXd w = (s.array() - s.maxCoeff()).exp();
+  Eigen::VectorXd out = V(kept, Eigen::all).transpose() * w / w.sum();
+  return at::from_blob(out.data(), {out.size()}, kF64).clone();
 }
 
 EvictionReport run_eviction(const EvictionCase& c) {

@@ -1,0 +1,62 @@
+// PyTorch custom operators: fpa::attention as torch.ops.fpa.attention (TorchScript-compatible).
+//
+//   torch.ops.load_library("build/lib/libfpa_torch_ops.so")
+//   out = torch.ops.fpa.attention(q, k, v, gate, "fpa", "auto", "exact")
+//
+// Registered as CompositeImplicitAutograd: the kernel runs with autograd still recording, so
+// the gradients are those of fpa::attention itself (the reference's ATen graph, or the fused
+// and CUDA kernels' own autograd functions). Only APIs shared by LibTorch 1.13 and 2.x are used.
+#include "kernels/attention.h"
+
+#include <torch/library.h>
+
+#include <string>
+
+namespace {
+
+fpa::Impl choose_impl(const std::string& impl, const at::Tensor& q) {
+  if (impl != "auto") return fpa::parse_impl(impl);
+  // auto: the fastest implementation for the tensors' device.
+  return q.is_cuda() ? fpa::Impl::Cuda : fpa::Impl::Fused;
+}
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const c10::optional<at::Tensor>& gate, std::string variant, std::string impl,
+                     std::string backward, double temperature, double scale) {
+  fpa::AttentionOptions o;
+  o.variant = fpa::parse_variant(variant);
+  o.impl = choose_impl(impl, q);
+  o.min_grad = fpa::parse_min_grad(backward);
+  o.st_temperature = temperature;
+  o.scale = scale;
+  const at::Tensor g = gate.has_value() ? *gate : at::Tensor();
+  return fpa::attention(q, k, v, g, o);
+}
+
+at::Tensor fpa_bias(const at::Tensor& field, std::string backward, double temperature) {
+  return fpa::fpa_bias(field, fpa::parse_min_grad(backward), temperature);
+}
+
+at::Tensor fox_bias(const at::Tensor& log_forget) { return fpa::fox_bias(log_forget); }
+
+at::Tensor apply_rope(const at::Tensor& x, int64_t offset, double base) {
+  return fpa::apply_rope(x, offset, base);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(fpa, m) {
+  m.def("attention(Tensor q, Tensor k, Tensor v, Tensor? gate, str variant=\"softmax\", "
+        "str impl=\"auto\", str backward=\"exact\", float temperature=1.0, float scale=0.0) "
+        "-> Tensor");
+  m.def("fpa_bias(Tensor field, str backward=\"exact\", float temperature=1.0) -> Tensor");
+  m.def("fox_bias(Tensor log_forget) -> Tensor");
+  m.def("apply_rope(Tensor x, int offset=0, float base=10000.0) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(fpa, CompositeImplicitAutograd, m) {
+  m.impl("attention", TORCH_FN(attention));
+  m.impl("fpa_bias", TORCH_FN(fpa_bias));
+  m.impl("fox_bias", TORCH_FN(fox_bias));
+  m.impl("apply_rope", TORCH_FN(apply_rope));
+}

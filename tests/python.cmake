@@ -1,0 +1,15 @@
+# PyTorch tests (Python, run with FPA_PYTHON): torch.ops.fpa.* against plain PyTorch, and
+# lm-export's state dicts rebuilt in PyTorch. They skip (exit 77) only when PyTorch is missing.
+set(FPA_PYTHON /usr/bin/python3 CACHE FILEPATH "Python with PyTorch for the Python tests")
+if(TARGET fpa_torch_ops)
+  add_test(NAME python_torch_ops
+           COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_torch_ops.py
+                   $<TARGET_FILE:fpa_torch_ops>)
+  set_tests_properties(python_torch_ops PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
+if(TARGET fpa_torch_ops AND TARGET lm-export)
+  add_test(NAME python_lm_export
+           COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_lm_export.py
+                   ${CMAKE_BINARY_DIR}/bin $<TARGET_FILE:fpa_torch_ops>)
+  set_tests_properties(python_lm_export PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()

@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""torch.ops.fpa.attention (kernels/python/) against a pure-PyTorch float64 implementation.
+
+Usage: test_torch_ops.py LIBRARY. Exit 0: all checks pass; 77: PyTorch is not installed (ctest
+SKIP); anything else: a failure, printed.
+"""
+import itertools
+import math
+import sys
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: python3-torch is not installed (PyTorch for /usr/bin/python3)")
+    sys.exit(77)
+
+torch.ops.load_library(sys.argv[1])
+attention = torch.ops.fpa.attention
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+# --- The definitions, written out in plain PyTorch -------------------------------------------
+
+def outside_path(n):
+    """[i, j, l] is True unless j <= l <= i. Above the diagonal (j > i) the path is taken as
+    [j, j], so no row is empty (an empty logsumexp has a NaN gradient); callers mask those."""
+    idx = torch.arange(n)
+    i, j, l = idx.view(n, 1, 1), idx.view(1, n, 1), idx.view(1, 1, n)
+    return ~((j <= l) & (l <= torch.maximum(i, j)))
+
+
+def path_min(phi):
+    """M[..., i, j] = min_{j <= l <= i} phi_l (for j <= i), via an (N, N, N) mask."""
+    n = phi.shape[-1]
+    outside = outside_path(n)
+    return phi[..., None, None, :].expand(*phi.shape[:-1], n, n, n).masked_fill(outside, math.inf).amin(-1)
+
+
+def soft_path_min(phi, tau):
+    """-tau log sum_{j <= l <= i} exp(-phi_l / tau)."""
+    n = phi.shape[-1]
+    outside = outside_path(n)
+    z = (-phi / tau)[..., None, None, :].expand(*phi.shape[:-1], n, n, n).masked_fill(outside, -math.inf)
+    return -tau * torch.logsumexp(z, -1)
+
+
+def python_attention(q, k, v, gate, variant, backward="exact", tau=1.0):
+    n, d = q.shape[-2], q.shape[-1]
+    s = q @ k.transpose(-1, -2) / math.sqrt(d)
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    if variant == "fox":  # b_ij = F_i - F_j, F = cumsum(log f)
+        F = gate.cumsum(-1)
+        s = s + (F[..., :, None] - F[..., None, :]).masked_fill(~causal, 0)
+    elif variant == "fpa":  # b_ij = min_{j<=l<=i} phi_l - phi_j
+        m = path_min(gate)
+        if backward == "straight-through":  # exact value, the soft minimum's gradient
+            soft = soft_path_min(gate, tau)
+            m = m.detach() + (soft - soft.detach())
+        s = s + (m - gate[..., None, :]).masked_fill(~causal, 0)
+    return torch.softmax(s.masked_fill(~causal, -math.inf), -1) @ v
+
+
+# --- Inputs ----------------------------------------------------------------------------------
+
+def inputs(n, variant, seed, B=2, H=2, D=4, Dv=3):
+    g = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(B, H, n, D, generator=g, dtype=torch.float64) for _ in range(2))
+    v = torch.randn(B, H, n, Dv, generator=g, dtype=torch.float64)
+    gate = None
+    if variant == "fox":
+        gate = torch.nn.functional.logsigmoid(2 + torch.randn(B, H, n, generator=g, dtype=torch.float64))
+    elif variant == "fpa":
+        # Levels distinct by about 0.02 (shuffled, plus noise 10x smaller): no ties, so the
+        # exact subgradient is a gradient and finite differences do not cross a kink.
+        levels = torch.randperm(n * B * H, generator=g).double().view(B, H, n) * 0.02
+        gate = levels + torch.randn(B, H, n, generator=g, dtype=torch.float64) * 0.002
+        gate = gate - gate.mean()
+    return q, k, v, gate
+
+
+def rel_err(a, b, floor=1e-12):
+    """max |a - b| / max |b|; the floor keeps a gradient that is zero in exact arithmetic (q and k
+    at n = 1) from comparing rounding noise against zero."""
+    return ((a - b).abs().max() / b.abs().max().clamp_min(floor)).item()
+
+
+MODES = [("softmax", "exact"), ("fox", "exact"), ("fpa", "exact"), ("fpa", "straight-through")]
+IMPLS = ["reference", "fused", "auto"]
+TAU = 0.7
+
+# Values and gradients of every variant x implementation x backward against the plain one, with
+# n = 1, n inside one tile, and n = 70 across the fused kernels' 64-wide tiles.
+for (variant, backward), impl, n in itertools.product(MODES, IMPLS, [1, 9, 70]):
+    q, k, v, gate = inputs(n, variant, seed=n)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v) + ((gate,) if gate is not None else ())]
+    gate_arg = leaves[3] if gate is not None else None
+    got = attention(leaves[0], leaves[1], leaves[2], gate_arg, variant, impl, backward, TAU)
+    want_leaves = [t.clone().requires_grad_() for t in leaves]
+    want = python_attention(*want_leaves[:3], want_leaves[3] if gate is not None else None,
+                            variant, backward, TAU)
+    w = torch.randn(got.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    grads = torch.autograd.grad((got * w).sum(), leaves)
+    want_grads = torch.autograd.grad((want * w).sum(), want_leaves)
+    floor = 1e-3 * max(g.abs().max().item() for g in want_grads)
+    errs = [rel_err(got.detach(), want.detach())] + [rel_err(a, b, floor) for a, b in zip(grads, want_grads)]
+    check(got.dtype == torch.float64 and max(errs) < 1e-10,
+          f"{variant}/{backward}/{impl} n={n}: value and q,k,v{',gate' if gate is not None else ''} "
+          f"gradients, max rel err {max(errs):.1e}")
+
+# gradcheck in float64 (finite differences against the operators' backward). For the
+# straight-through mode the gate's gradient is by design not the derivative of the value, so
+# only q, k and v are checked there.
+for (variant, backward), impl in itertools.product(MODES, IMPLS):
+    q, k, v, gate = inputs(7, variant, seed=3, B=1, H=2, D=3, Dv=2)
+    st = backward == "straight-through"
+    args = [q.requires_grad_(), k.requires_grad_(), v.requires_grad_(),
+            None if gate is None else gate.requires_grad_(not st)]
+    fn = lambda q, k, v, g: attention(q, k, v, g, variant, impl, backward, TAU)
+    ok = torch.autograd.gradcheck(fn, args, eps=1e-6, atol=1e-7, rtol=1e-5, raise_exception=False)
+    check(ok, f"gradcheck {variant}/{backward}/{impl}")
+
+# The helper operators against their definitions.
+_, _, _, phi = inputs(6, "fpa", seed=5)
+causal = torch.ones(6, 6, dtype=torch.bool).tril()
+b = torch.ops.fpa.fpa_bias(phi, "exact", 1.0)
+want = (path_min(phi) - phi[..., None, :]).masked_fill(~causal, -math.inf)
+check(torch.equal(b, want), "fpa_bias equals min_{j<=l<=i} phi_l - phi_j (-inf above the diagonal)")
+_, _, _, lf = inputs(6, "fox", seed=5)
+F = lf.cumsum(-1)
+check(torch.allclose(torch.ops.fpa.fox_bias(lf), (F[..., :, None] - F[..., None, :]).masked_fill(~causal, -math.inf),
+                     rtol=0, atol=1e-12), "fox_bias equals F_i - F_j")
+
+# TorchScript: the operator compiles into a scripted function.
+@torch.jit.script
+def scripted(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
+    return torch.ops.fpa.attention(q, k, v, phi, "fpa", "fused", "exact")
+
+q, k, v, phi = inputs(9, "fpa", seed=2)
+check(torch.allclose(scripted(q, k, v, phi), python_attention(q, k, v, phi, "fpa"), rtol=0, atol=1e-12),
+      "torch.jit.script calls torch.ops.fpa.attention")
+
+# float32 runs (the models' dtype), close to the float64 answer.
+q, k, v, phi = inputs(70, "fpa", seed=4)
+got = attention(q.float(), k.float(), v.float(), phi.float(), "fpa", "fused", "exact")
+check(got.dtype == torch.float32 and rel_err(got.double(), python_attention(q, k, v, phi, "fpa")) < 1e-4,
+      "float32 fused FPA within 1e-4 of the float64 definition")
+
+# Bad arguments raise with the operator's message (std::invalid_argument arrives as ValueError).
+for bad, needle in [(lambda: attention(q, k, v, phi, "fpx", "fused", "exact"), "unknown attention variant"),
+                    (lambda: attention(q, k, v, phi, "fpa", "fast", "exact"), "unknown implementation"),
+                    (lambda: attention(q, k, v, None, "fpa", "fused", "exact"), "needs a gate"),
+                    (lambda: attention(q, k, v, phi, "fpa", "fused", "exact", -1.0), "temperature")]:
+    try:
+        bad()
+        check(False, f"bad argument raises ({needle})")
+    except (RuntimeError, ValueError) as e:
+        check(needle in str(e), f"bad argument raises ({needle})")
+
+# The GPU, when this library was built with CUDA and a GPU is present.
+if torch.cuda.is_available():
+    for (variant, backward) in [("softmax", "exact"), ("fox", "exact"), ("fpa", "exact")]:
+        q, k, v, gate = inputs(70, variant, seed=6)
+        dev = [t.cuda().requires_grad_() if t is not None else None for t in (q, k, v, gate)]
+        got = attention(dev[0], dev[1], dev[2], dev[3], variant, "auto", backward)
+        cpu = [t.clone().requires_grad_() if t is not None else None for t in (q, k, v, gate)]
+        want = python_attention(cpu[0], cpu[1], cpu[2], cpu[3], variant, backward)
+        grads = torch.autograd.grad(got.sum(), [t for t in dev if t is not None])
+        want_grads = torch.autograd.grad(want.sum(), [t for t in cpu if t is not None])
+        floor = 1e-3 * max(g.abs().max().item() for g in want_grads)
+        errs = [rel_err(got.detach().cpu(), want.detach())] + [rel_err(a.cpu(), b, floor)
+                                                               for a, b in zip(grads, want_grads)]
+        check(max(errs) < 1e-9, f"cuda {variant}/{backward}: max rel err {max(errs):.1e}")
+else:
+    print("note: no GPU visible; the CUDA implementation is not checked here")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
