@@ -50,7 +50,7 @@ TEST(PasskeyPolicy, CertifiedUsesTheT5Threshold) {
   cfg.kind = PolicyKind::FpaCertified;
   cfg.epsilon = 0.01;
   // n = 4, R = 1: threshold -(2 + log(400)) = -7.99
-  const double t = certified_threshold(1.0, 4, 0.01);
+  const double t = fpa::certified_eviction_threshold(1.0, 4, 0.01);
   EXPECT_NEAR(t, -(2.0 + std::log(400.0)), 1e-12);
   auto keep = select_keep(cfg, {head({-8.0, -7.9, -30.0, 0.0}, 1.0)}, 3, 4);
   EXPECT_EQ(keep[0], (std::vector<bool>{false, true, false, true}));

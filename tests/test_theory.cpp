@@ -53,7 +53,7 @@ TEST(TheoryLibrary, GeneratorsRespectTheirGrammar) {
 }
 
 TEST(TheoryLibrary, EvictionThresholdAndBound) {
-  EXPECT_DOUBLE_EQ(eviction_threshold(1.5, 100, 0.01), -(3.0 + std::log(1e4)));
+  EXPECT_DOUBLE_EQ(fpa::certified_eviction_threshold(1.5, 100, 0.01), -(3.0 + std::log(1e4)));
   EXPECT_DOUBLE_EQ(eviction_bound(0.01, 3.0), 0.06);
 }
 

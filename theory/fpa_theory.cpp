@@ -177,9 +177,6 @@ double t3c_outside_bound(int64_t keys, int64_t alive, double beta, double gap) {
   return double(keys - alive) / double(alive) * std::exp(-beta * gap);
 }
 
-double eviction_threshold(double R, int64_t n, double eps) {
-  return -(2.0 * R + std::log(double(n) / eps));
-}
 
 double eviction_bound(double eps, double V) { return 2.0 * eps * V; }
 
@@ -209,7 +206,7 @@ EvictionReport run_eviction(const EvictionCase& c) {
   auto logits = at::matmul(c.q, c.k.t()).abs() * scale;
   r.R = logits.tril().max().item<double>();
   r.V = c.v.norm(2, 1).max().item<double>();
-  r.threshold = eviction_threshold(r.R, n, c.eps);
+  r.threshold = certified_eviction_threshold(r.R, n, c.eps);
   r.bound = eviction_bound(c.eps, r.V);
 
   auto bias = fpa_bias_of(c.field).contiguous();
@@ -256,7 +253,7 @@ EvictionCase adversarial_eviction_case(int64_t n, double R, double V, double eps
   c.v[n - 1][0] = -V;
   // Every earlier key sits at level 0; the last token dips just below the threshold.
   c.field.assign(n, 0.0);
-  const double theta = eviction_threshold(R, n, eps);
+  const double theta = certified_eviction_threshold(R, n, eps);
   c.field[n - 1] = theta - 1e-9 * (1.0 + std::abs(theta));
   return c;
 }

@@ -8,6 +8,8 @@
 // Sequences are 0-based here (position t = 0..n-1); THEORY.md uses 1-based positions.
 #pragma once
 
+#include "kernels/eviction.h"
+
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -75,8 +77,7 @@ at::Tensor field_only_attention(const std::vector<double>& field, double beta);
 double t3c_outside_bound(int64_t keys, int64_t alive, double beta, double gap);
 
 // --- T5: certified eviction ---------------------------------------------------------------
-// Keys with b_ij < threshold may be dropped: threshold = -(2R + log(n / eps)).
-double eviction_threshold(double R, int64_t n, double eps);
+// Keys with b_ij < threshold may be dropped: fpa::certified_eviction_threshold (kernels/eviction.h).
 // The guaranteed bound on the change of the output (Euclidean norm): 2 * eps * V.
 double eviction_bound(double eps, double V);
 

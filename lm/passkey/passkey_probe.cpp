@@ -13,6 +13,7 @@
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
+#include "kernels/eviction.h"
 #include "lm/checkpoint.h"
 #include "lm/decode.h"
 #include "lm/passkey/policy.h"
@@ -137,7 +138,7 @@ int main(int argc, char** argv) {
           for (size_t s = 0; s < v.position.size(); ++s)
             if (std::find(digits.begin(), digits.end(), v.position[s]) != digits.end())
               key_bias = std::max(key_bias, v.bias[s]);
-          const double threshold = certified_threshold(v.r, i + 1, epsilon);
+          const double threshold = fpa::certified_eviction_threshold(v.r, i + 1, epsilon);
           const auto kept = std::count_if(v.bias.begin(), v.bias.end(), [&](double b) { return b >= threshold; });
           const double cutoff = kth_highest(v.bias, per_head_k);
           out.row(variant, run, L, n, p.depth, k, int(answer == p.key), int64_t(h) / heads, int64_t(h) % heads,

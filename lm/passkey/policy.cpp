@@ -1,5 +1,7 @@
 #include "lm/passkey/policy.h"
 
+#include "kernels/eviction.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,10 +84,6 @@ void PolicyConfig::validate() const {
   if (window < 0) throw std::invalid_argument("policy: window must be >= 0");
 }
 
-double certified_threshold(double r, int64_t n, double epsilon) {
-  return -(2.0 * r + std::log(double(n) / epsilon));
-}
-
 std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
                                            const std::vector<HeadCache>& heads, int64_t query,
                                            int64_t final_length, int64_t lookahead) {
@@ -107,7 +105,7 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
       break;
     case PolicyKind::FpaCertified:
       for (size_t h = 0; h < heads.size(); ++h) {
-        const double t = certified_threshold(heads[h].r, full, config.epsilon);
+        const double t = fpa::certified_eviction_threshold(heads[h].r, full, config.epsilon);
         for (size_t j = 0; j < heads[h].bias.size(); ++j) keep[h][j] = heads[h].bias[j] >= t;
       }
       break;

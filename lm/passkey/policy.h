@@ -60,8 +60,6 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
                                            const std::vector<HeadCache>& heads, int64_t query,
                                            int64_t final_length, int64_t lookahead = 0);
 
-// The T5 threshold: -(2R + log(n / epsilon)).
-double certified_threshold(double r, int64_t n, double epsilon);
 
 // Kept entries over the entries a full cache would hold, summed over heads.
 double occupancy(const std::vector<HeadCache>& heads, int64_t query);
