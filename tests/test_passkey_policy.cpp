@@ -1,6 +1,8 @@
 // Cache policies as pure logic: which entries each keeps, and the occupancy they give.
 #include "lm/passkey/policy.h"
 
+#include "kernels/eviction.h"
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
