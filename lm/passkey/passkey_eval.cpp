@@ -134,9 +134,7 @@ int main(int argc, char** argv) {
     for (int m : lengths) {
       const int64_t n = int64_t(m) * L;
       // The same keys and depths for every policy at this length.
-      std::vector<Prompt> prompts;
-      for (int k = 0; k < keys; ++k)
-        prompts.push_back(make_prompt(pc, n, depths[size_t(k) % depths.size()], random_key(pc.key_digits, rng)));
+      const auto prompts = draw_prompts(pc, n, keys, depths, rng);
       for (const auto& policy : policies) {
         struct Acc { double correct = 0, occ = 0, ms = 0, cpu_ms = 0, prefill = 0; int count = 0; };
         std::map<double, Acc> by_depth;

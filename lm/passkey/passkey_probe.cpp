@@ -107,9 +107,7 @@ int main(int argc, char** argv) {
     int64_t done = 0;
     for (int m : lengths) {
       const int64_t n = int64_t(m) * L;
-      std::vector<Prompt> prompts;  // drawn exactly as passkey-eval draws them
-      for (int k = 0; k < keys; ++k)
-        prompts.push_back(make_prompt(pc, n, depths[size_t(k) % depths.size()], random_key(pc.key_digits, rng)));
+      const auto prompts = draw_prompts(pc, n, keys, depths, rng);  // passkey-eval's prompts
       for (int k = 0; k < keys; ++k) {
         const auto& p = prompts[size_t(k)];
         const auto tokens = at::tensor(to_tokens(p.text), at::kLong);

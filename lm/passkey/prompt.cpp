@@ -88,6 +88,15 @@ std::vector<double> spread_depths(int k) {
   return d;
 }
 
+std::vector<Prompt> draw_prompts(const PromptConfig& config, int64_t length, int keys,
+                                 const std::vector<double>& depths, std::mt19937_64& rng) {
+  std::vector<Prompt> prompts;
+  for (int k = 0; k < keys; ++k)
+    prompts.push_back(make_prompt(config, length, depths[size_t(k) % depths.size()],
+                                  random_key(config.key_digits, rng)));
+  return prompts;
+}
+
 std::string read_filler_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error(fmt::format("cannot read filler file '{}'", path));

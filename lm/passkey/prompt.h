@@ -49,6 +49,12 @@ Prompt make_prompt(const PromptConfig& config, int64_t length, double depth, con
 // Depths spread over the prompt: k evenly spaced values from 0 to 1 (k = 1 gives 0.5).
 std::vector<double> spread_depths(int k);
 
+// The evaluation prompts of one length: `keys` random keys, depths cycling through `depths`.
+// passkey-eval and passkey-probe both draw through this, so the same --seed, --lengths, --keys
+// and --depths give both tools the same prompts.
+std::vector<Prompt> draw_prompts(const PromptConfig& config, int64_t length, int keys,
+                                 const std::vector<double>& depths, std::mt19937_64& rng);
+
 // Reads a filler text from a file (whitespace runs collapsed, a trailing space added); throws
 // std::runtime_error when the file is missing or holds no text.
 std::string read_filler_file(const std::string& path);
