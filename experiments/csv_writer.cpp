@@ -36,9 +36,11 @@ std::string CsvWriter::text() const {
 
 void CsvWriter::commit_csv_only() { write_file_atomic(path_, text()); }
 
+// The sidecar first: a run killed between the two renames leaves a sidecar (of this run) next to
+// the previous CSV or none, never a CSV without provenance.
 void CsvWriter::commit(const Provenance& provenance) {
-  commit_csv_only();
   write_file_atomic(path_ + ".json", provenance.to_json());
+  commit_csv_only();
 }
 
 }  // namespace fpa

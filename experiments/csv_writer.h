@@ -1,8 +1,8 @@
 // A results table written atomically, with its provenance beside it.
 //
-// Rows are collected in memory; commit() writes <path> through a temporary file and a rename,
-// then <path>.json with the Provenance (configuration, seed, code version, wall time). An
-// interrupted run therefore never leaves a half-written CSV.
+// Rows are collected in memory; commit() writes <path>.json with the Provenance (configuration,
+// seed, code version, wall time), then <path>, each through a temporary file and a rename. The
+// sidecar goes first, so an interrupted run never leaves a CSV without one, nor a half-written CSV.
 #pragma once
 
 #include "provenance.h"
