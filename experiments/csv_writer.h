@@ -25,8 +25,7 @@ class CsvWriter {
   }
   void add_row(std::vector<std::string> cells);
 
-  void commit(const Provenance& provenance);  // CSV and sidecar, both atomically
-  void commit_csv_only();                     // for files whose provenance lives elsewhere
+  void commit(const Provenance& provenance);  // sidecar, then CSV, both atomically
 
   const std::string& path() const { return path_; }
   size_t rows() const { return rows_.size(); }
@@ -36,6 +35,7 @@ class CsvWriter {
   template <class T>
   static std::string cell(const T& x) { return escape(fmt::format("{}", x)); }
   static std::string escape(const std::string& s);
+  void write_csv() const;
 
   std::string path_;
   std::vector<std::string> columns_;

@@ -233,8 +233,10 @@ int main(int argc, char** argv) {
     const double linear = 10 * bh * n * double(d) * double(elem);
     const double square = 8 * bh * n_ref * n_ref * double(elem);
     require_memory(linear + square, fmt::format("attention-bench at n = {}", int64_t(n)),
-                   fmt::format("inputs and gradients {}, the reference's n x n matrices at n = {} {}",
-                               human_bytes(linear), int64_t(n_ref), human_bytes(square)));
+                   fmt::format("inputs and gradients {}", human_bytes(linear)) +
+                       (n_ref > 0 ? fmt::format(", the reference's n x n matrices at n = {} {}",
+                                                int64_t(n_ref), human_bytes(square))
+                                  : std::string()));
   }
 
   seed_everything(cli.seed());
