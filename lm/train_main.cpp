@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
     }
     set_threads(cli.threads());
     if (cli.flag("print-params")) {
+      const double params = parameter_count_of(o.model);  // each variant is built in turn
+      require_memory(4 * params, "lm-train --print-params",
+                     fmt::format("float32 weights of {:.3g} parameters", params));
       print_param_counts(o.model);
       return 0;
     }
