@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <unistd.h>
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+
+namespace fs = std::filesystem;
 
 namespace fpa {
 
@@ -23,6 +27,7 @@ Cli::Cli(std::string program, std::string summary, std::string default_out)
       ("threads", po::value<int>()->default_value(1), "intra-op threads (1 is fastest for small models here)")
       ("config", po::value<std::string>(), "file of `name = value` lines standing in for flags");
   range("threads", 1, 1024);
+  output("out", PathKind::File);
 }
 
 void Cli::require(std::function<bool(const po::variables_map&)> ok, std::string message) {
@@ -45,12 +50,48 @@ void Cli::range(const std::string& name, double lo, double hi) {
       fmt::format("--{} must be in [{}, {}]", name, lo, hi));
 }
 
+void Cli::input(const std::string& name, PathKind kind) { inputs_.emplace_back(name, kind); }
+void Cli::output(const std::string& name, PathKind kind) { outputs_.emplace_back(name, kind); }
+
+// What boost::program_options lets through: words that are no option (it drops them), an option
+// that took the next flag as its value, and "-1" for an unsigned option (it wraps around).
+void Cli::check_tokens(const po::parsed_options& parsed, const po::options_description& all) const {
+  for (const auto& o : parsed.options) {
+    if (o.string_key.empty() || o.position_key >= 0)
+      fail_usage(fmt::format("unexpected argument '{}' (every setting is a --name value pair)",
+                             o.original_tokens.empty() ? std::string() : o.original_tokens[0]));
+    if (o.value.size() != 1) continue;
+    const auto& v = o.value[0];
+    if (v.rfind("--", 0) == 0 && all.find_nothrow(v.substr(2, v.find('=') - 2), false))
+      fail_usage(fmt::format("--{} is missing its value (the next word, '{}', is an option)",
+                             o.string_key, v));
+    const auto* d = all.find_nothrow(o.string_key, false);
+    if (d && v.find('-') != std::string::npos) {
+      boost::any probe;
+      d->semantic()->apply_default(probe);
+      if (boost::any_cast<uint64_t>(&probe))
+        fail_usage(fmt::format("--{} must be a non-negative integer, not '{}'", o.string_key, v));
+    }
+  }
+}
+
+void Cli::check_paths() const {
+  for (const auto& [name, kind] : inputs_)
+    if (has(name) && !get<std::string>(name).empty())
+      require_existing(get<std::string>(name), kind, "--" + name);
+  for (const auto& [name, kind] : outputs_)
+    if (has(name) && !get<std::string>(name).empty())
+      require_writable(get<std::string>(name), kind, "--" + name);
+}
+
 void Cli::parse(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + std::string(argv[i]);
   po::options_description all;
   all.add(specific_).add(common_);
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm_);
+    const auto parsed = po::command_line_parser(argc, argv).options(all).run();
+    check_tokens(parsed, all);
+    po::store(parsed, vm_);
     if (vm_.count("help")) {
       std::cout << program_ << ": " << summary_ << "\n\nUsage: " << program_ << " [options]\n\n"
                 << all << std::endl;
@@ -58,9 +99,14 @@ void Cli::parse(int argc, char** argv) {
     }
     if (vm_.count("config")) {
       const auto path = vm_["config"].as<std::string>();
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec))
+        fail_usage(fmt::format("--config: '{}' is not a readable file", path));
       std::ifstream in(path);
-      if (!in) fail_usage(fmt::format("cannot read config file '{}'", path));
-      po::store(po::parse_config_file(in, all), vm_);  // earlier (command-line) values win
+      if (!in) fail_usage(fmt::format("--config: cannot read '{}'", path));
+      const auto from_file = po::parse_config_file(in, all);
+      check_tokens(from_file, all);
+      po::store(from_file, vm_);  // earlier (command-line) values win
     }
     po::notify(vm_);
   } catch (const po::error& e) {
@@ -77,6 +123,62 @@ void Cli::parse(int argc, char** argv) {
     }
     if (!good) fail_usage(message);
   }
+  check_paths();
+}
+
+std::string why_not_writable(const std::string& path, PathKind kind) {
+  std::error_code ec;
+  const fs::path p(path);
+  const auto st = fs::status(p, ec);
+  if (fs::exists(st)) {
+    if (kind == PathKind::Dir && !fs::is_directory(st))
+      return fmt::format("'{}' exists and is not a directory", path);
+    if (kind == PathKind::File && fs::is_directory(st))
+      return fmt::format("'{}' is a directory", path);
+    if (kind == PathKind::Dir) {
+      if (::access(path.c_str(), W_OK | X_OK) != 0)
+        return fmt::format("directory '{}' is not writable", path);
+      return "";
+    }
+  }
+  // The nearest existing ancestor must be a directory we can create entries in.
+  fs::path up = p.parent_path();
+  while (!up.empty() && !fs::exists(up, ec) && up != up.parent_path()) up = up.parent_path();
+  if (up.empty()) up = ".";
+  if (!fs::is_directory(up, ec))
+    return fmt::format("cannot create '{}': '{}' is not a directory", path, up.string());
+  if (::access(up.c_str(), W_OK | X_OK) != 0)
+    return fmt::format("cannot create '{}': directory '{}' is not writable", path, up.string());
+  return "";
+}
+
+void require_writable(const std::string& path, PathKind kind, const std::string& what) {
+  if (const auto why = why_not_writable(path, kind); !why.empty())
+    fail_usage(fmt::format("{}: {}", what, why));
+}
+
+void require_existing(const std::string& path, PathKind kind, const std::string& what) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) fail_usage(fmt::format("{}: '{}' does not exist", what, path));
+  if (kind == PathKind::Dir && !fs::is_directory(st))
+    fail_usage(fmt::format("{}: '{}' is not a directory", what, path));
+  if (kind == PathKind::File && !fs::is_regular_file(st))
+    fail_usage(fmt::format("{}: '{}' is not a regular file", what, path));
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
+  return u >= 6 && bytes >= 1024 ? std::string("more than 1024 EiB") : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+void require_memory(double bytes, const std::string& what, const std::string& detail) {
+  const double have = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (!(bytes <= have))
+    fail_usage(fmt::format("{} needs about {} of memory ({}); this machine has {}", what,
+                           human_bytes(bytes), detail, human_bytes(have)));
 }
 
 std::map<std::string, std::string> Cli::config() const {
@@ -106,6 +208,12 @@ std::vector<std::string> split_list(const std::string& text, const std::string& 
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  return items;
+}
+
+std::vector<std::string> split_unique_list(const std::string& text, const std::string& option) {
+  auto items = split_list(text, option);
+  require_unique(items, option);
   return items;
 }
 

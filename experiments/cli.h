@@ -3,9 +3,17 @@
 // Common flags: --help, --seed, --out, --threads, --config FILE (a file of `name = value` lines
 // standing in for flags; flags on the command line win). Bad input ends the program with a
 // one-line "error: ..." on stderr and exit code 2; --help prints usage and exits 0.
+//
+// parse() checks everything that can be checked before any work: unknown options, stray words,
+// a flag whose value is missing (`--out --threads 1`), negative values of unsigned options, the
+// declared ranges and checks, that declared inputs exist and that declared outputs (--out always)
+// can be written. A tool that checks more (memory, derived paths) uses the free functions below.
 #pragma once
 
+#include "experiments/usage_error.h"
+
 #include <boost/program_options.hpp>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <functional>
@@ -16,6 +24,8 @@
 namespace fpa {
 
 namespace po = boost::program_options;
+
+enum class PathKind { File, Dir, Any };
 
 class Cli {
  public:
@@ -28,6 +38,10 @@ class Cli {
   void require(std::function<bool(const po::variables_map&)> ok, std::string message);
   // Shorthand for a numeric range check on one option.
   void range(const std::string& name, double lo, double hi);
+  // An option naming a path that must exist (when given and non-empty) ...
+  void input(const std::string& name, PathKind kind);
+  // ... or one that will be written: its location must be writable (checked in parse()).
+  void output(const std::string& name, PathKind kind);
 
   void parse(int argc, char** argv);
 
@@ -51,13 +65,39 @@ class Cli {
   po::options_description specific_{"Options"};
   po::variables_map vm_;
   std::vector<std::pair<std::function<bool(const po::variables_map&)>, std::string>> checks_;
+  std::vector<std::pair<std::string, PathKind>> inputs_, outputs_;
+
+  void check_tokens(const po::parsed_options& parsed, const po::options_description& all) const;
+  void check_paths() const;
 };
 
 // Prints "error: <message>" to stderr and exits with code 2.
 [[noreturn]] void fail_usage(const std::string& message);
 
+
+// Why `path` cannot be written as a file (missing parent directories are created) or used as an
+// output directory (kind Dir); empty when it can.
+std::string why_not_writable(const std::string& path, PathKind kind);
+// Exit 2 with "error: <what>: <reason>" unless `path` is writable / exists as `kind`.
+void require_writable(const std::string& path, PathKind kind, const std::string& what);
+void require_existing(const std::string& path, PathKind kind, const std::string& what);
+
+// Refuses (exit 2) work whose memory estimate exceeds this machine's physical memory, with the
+// estimate: "error: <what> needs about 12.0 GiB of memory (<detail>); this machine has 7.6 GiB".
+void require_memory(double bytes, const std::string& what, const std::string& detail);
+std::string human_bytes(double bytes);
+
 // Splits "a,b,c" into {"a","b","c"} (empty items rejected with a one-line error).
 std::vector<std::string> split_list(const std::string& text, const std::string& option);
+// The same, also refusing an item given twice (a list of cells to run, e.g. --policies).
+std::vector<std::string> split_unique_list(const std::string& text, const std::string& option);
+// Exit 2 with "error: --<option>: '<x>' is given twice" when a list has a repeated item.
+template <class T>
+void require_unique(const std::vector<T>& items, const std::string& option) {
+  for (size_t i = 0; i < items.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (items[i] == items[j]) fail_usage(fmt::format("--{}: '{}' is given twice", option, items[i]));
+}
 std::vector<int> split_int_list(const std::string& text, const std::string& option);
 // Finite numbers (optionally strictly between lo and hi); anything else is a one-line error
 // (exit 2).

@@ -34,11 +34,13 @@ std::string CsvWriter::text() const {
   return out;
 }
 
-void CsvWriter::commit_csv_only() { write_file_atomic(path_, text()); }
+void CsvWriter::write_csv() const { write_file_atomic(path_, text()); }
 
+// The sidecar first: a run killed between the two renames leaves a sidecar (of this run) next to
+// the previous CSV or none, never a CSV without provenance.
 void CsvWriter::commit(const Provenance& provenance) {
-  commit_csv_only();
   write_file_atomic(path_ + ".json", provenance.to_json());
+  write_csv();
 }
 
 }  // namespace fpa

@@ -1,8 +1,8 @@
 // A results table written atomically, with its provenance beside it.
 //
-// Rows are collected in memory; commit() writes <path> through a temporary file and a rename,
-// then <path>.json with the Provenance (configuration, seed, code version, wall time). An
-// interrupted run therefore never leaves a half-written CSV.
+// Rows are collected in memory; commit() writes <path>.json with the Provenance (configuration,
+// seed, code version, wall time), then <path>, each through a temporary file and a rename. The
+// sidecar goes first, so an interrupted run never leaves a CSV without one, nor a half-written CSV.
 #pragma once
 
 #include "provenance.h"
@@ -25,8 +25,7 @@ class CsvWriter {
   }
   void add_row(std::vector<std::string> cells);
 
-  void commit(const Provenance& provenance);  // CSV and sidecar, both atomically
-  void commit_csv_only();                     // for files whose provenance lives elsewhere
+  void commit(const Provenance& provenance);  // sidecar, then CSV, both atomically
 
   const std::string& path() const { return path_; }
   size_t rows() const { return rows_.size(); }
@@ -36,6 +35,7 @@ class CsvWriter {
   template <class T>
   static std::string cell(const T& x) { return escape(fmt::format("{}", x)); }
   static std::string escape(const std::string& s);
+  void write_csv() const;
 
   std::string path_;
   std::vector<std::string> columns_;

@@ -1,10 +1,14 @@
 #include "lm/checkpoint.h"
 
 #include "experiments/atomic_file.h"
+#include "experiments/cli.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -25,6 +29,24 @@ std::string config_to_text(const ModelConfig& c) {
       to_string(c.kind), c.vocab_size, c.hidden, c.layers, c.heads, c.mlp_width(), c.context,
       c.tie_embeddings ? 1 : 0, c.rope_base, c.norm_eps, c.init_std, fpa::to_string(c.impl),
       fpa::to_string(c.min_grad), c.st_temperature);
+}
+
+std::string config_differences(const ModelConfig& saved, const ModelConfig& wanted) {
+  auto lines = [](const ModelConfig& c) {
+    std::map<std::string, std::string> kv;
+    std::istringstream in(config_to_text(c));
+    std::string line;
+    while (std::getline(in, line))
+      if (const auto eq = line.find(" = "); eq != std::string::npos)
+        kv[line.substr(0, eq)] = line.substr(eq + 3);
+    return kv;
+  };
+  const auto a = lines(saved), b = lines(wanted);
+  std::string out;
+  for (const auto& [name, value] : a)
+    if (b.count(name) && b.at(name) != value)
+      out += fmt::format("{}{} = {} there, {} here", out.empty() ? "" : "; ", name, value, b.at(name));
+  return out;
 }
 
 ModelConfig config_from_text(const std::string& text) {
@@ -63,6 +85,84 @@ ModelConfig config_from_text(const std::string& text) {
   return c;
 }
 
+namespace {
+
+// 64-bit FNV-1a over 8-byte words (then the tail bytes): fast, and any flipped byte changes it.
+uint64_t hash_bytes(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 1099511628211ull;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+std::string hash_tensor(const torch::Tensor& t) {
+  const auto c = t.detach().cpu().contiguous();
+  auto h = hash_bytes(c.sizes().data(), c.sizes().size() * sizeof(int64_t));
+  h = hash_bytes(c.data_ptr(), c.nbytes(), h ^ uint64_t(c.scalar_type()));
+  return fmt::format("{:016x}", h);
+}
+
+std::string hash_text(const std::string& s) { return fmt::format("{:016x}", hash_bytes(s.data(), s.size())); }
+
+// name -> checksum of every model tensor and AdamW state tensor, and of the config text.
+using Checksums = std::map<std::string, std::string>;
+
+void add_model(Checksums& out, LanguageModel& model) {
+  for (const auto& p : model->named_parameters()) out["model/" + p.key()] = hash_tensor(p.value());
+  for (const auto& b : model->named_buffers()) out["model/" + b.key()] = hash_tensor(b.value());
+}
+
+void add_optimizer(Checksums& out, torch::optim::Optimizer& optimizer) {
+  auto& state = optimizer.state();
+  int index = 0;
+  for (auto& group : optimizer.param_groups())
+    for (auto& p : group.params()) {
+      const auto name = fmt::format("optimizer/{}", index++);
+      auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      if (it == state.end()) continue;
+      if (auto* a = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+        out[name + "/step"] = hash_text(std::to_string(a->step()));
+        out[name + "/exp_avg"] = hash_tensor(a->exp_avg());
+        out[name + "/exp_avg_sq"] = hash_tensor(a->exp_avg_sq());
+      }
+    }
+}
+
+std::string checksums_text(const Checksums& c) {
+  std::string out;
+  for (const auto& [name, sum] : c) out += name + " " + sum + "\n";
+  return out;
+}
+
+Checksums checksums_from(const std::string& text) {
+  Checksums c;
+  std::istringstream in(text);
+  std::string name, sum;
+  while (in >> name >> sum) c[name] = sum;
+  return c;
+}
+
+// Every entry of `expected` whose prefix is `prefix` must be in `got` with the same value.
+void verify(const std::string& path, const Checksums& expected, const Checksums& got,
+            const std::string& prefix) {
+  for (const auto& [name, sum] : expected) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    auto it = got.find(name);
+    if (it == got.end())
+      throw UsageError(fmt::format("checkpoint '{}' is corrupt: tensor '{}' is missing", path, name));
+    if (it->second != sum)
+      throw UsageError(fmt::format("checkpoint '{}' is corrupt: tensor '{}' does not match its "
+                                   "checksum", path, name));
+  }
+}
+
+}  // namespace
+
 void save_checkpoint(const std::string& path, LanguageModel& model,
                      torch::optim::Optimizer& optimizer, const TrainProgress& p) {
   torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
@@ -78,6 +178,11 @@ void save_checkpoint(const std::string& path, LanguageModel& model,
   archive.write("log_rows", c10::IValue(p.log_rows));
   archive.write("train_time_s", c10::IValue(p.train_time_s));
   archive.write("preset", c10::IValue(p.preset));
+  Checksums sums;
+  add_model(sums, model);
+  add_optimizer(sums, optimizer);
+  sums["config"] = hash_text(config_to_text(model->config));
+  archive.write("checksums", c10::IValue(checksums_text(sums)));
   replace_atomic(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
@@ -85,12 +190,11 @@ namespace {
 
 void open(torch::serialize::InputArchive& archive, const std::string& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw std::runtime_error(fmt::format("no checkpoint at '{}'", path));
+  if (!fs::is_regular_file(path, ec)) throw UsageError(fmt::format("no checkpoint at '{}'", path));
   try {
     archive.load_from(path);
   } catch (const std::exception&) {
-    throw std::runtime_error(fmt::format("checkpoint '{}' is corrupt or not a checkpoint", path));
+    throw UsageError(fmt::format("checkpoint '{}' is corrupt or not a checkpoint", path));
   }
 }
 
@@ -99,8 +203,34 @@ auto reading(const std::string& path, F&& f) {
   try {
     return f();
   } catch (const c10::Error& e) {
-    throw std::runtime_error(fmt::format("checkpoint '{}' is incomplete or does not match the model: {}",
-                                         path, e.what_without_backtrace()));
+    const std::string what = e.what_without_backtrace();
+    throw UsageError(fmt::format("checkpoint '{}' is incomplete or does not match the model: {}",
+                                 path, what.substr(0, what.find('\n'))));
+  }
+}
+
+// The stored checksums; empty for checkpoints written before they existed (loaded unverified,
+// with a note, so that runs started earlier stay usable).
+Checksums stored_checksums(torch::serialize::InputArchive& archive, const std::string& path) {
+  c10::IValue v;
+  if (!archive.try_read("checksums", v)) {
+    std::cerr << fmt::format("note: checkpoint '{}' has no checksums (an older format); loaded "
+                             "without verification\n", path);
+    return {};
+  }
+  if (!v.isString()) throw UsageError(fmt::format("checkpoint '{}' is corrupt: bad checksums", path));
+  return checksums_from(v.toStringRef());
+}
+
+// Every parameter and buffer must have the shape the configuration gives it.
+void check_shapes(const std::string& path, LanguageModel& model,
+                  const std::map<std::string, std::vector<int64_t>>& expected) {
+  for (const auto& p : model->named_parameters()) {
+    const auto it = expected.find(p.key());
+    if (it != expected.end() && p.value().sizes().vec() != it->second)
+      throw UsageError(fmt::format(
+          "checkpoint '{}': tensor '{}' has shape [{}] but its model configuration needs [{}]",
+          path, p.key(), fmt::join(p.value().sizes().vec(), ", "), fmt::join(it->second, ", ")));
   }
 }
 
@@ -113,7 +243,18 @@ TrainProgress read_checkpoint_progress(const std::string& path, ModelConfig* con
     TrainProgress p;
     c10::IValue v;
     archive.read("config", v);
-    if (config) *config = config_from_text(v.toStringRef());
+    const std::string config_text = v.toStringRef();
+    const auto sums = stored_checksums(archive, path);
+    if (sums.count("config") && sums.at("config") != hash_text(config_text))
+      throw UsageError(fmt::format("checkpoint '{}' is corrupt: its model configuration does not "
+                                   "match its checksum", path));
+    if (config) {
+      try {
+        *config = config_from_text(config_text);
+      } catch (const std::exception& e) {
+        throw UsageError(fmt::format("checkpoint '{}': {}", path, e.what()));
+      }
+    }
     archive.read("step", v); p.step = v.toInt();
     archive.read("tokens", v); p.tokens = v.toInt();
     archive.read("elapsed_s", v); p.elapsed_s = v.toDouble();
@@ -129,14 +270,26 @@ void load_checkpoint_state(const std::string& path, LanguageModel& model,
                            torch::optim::Optimizer* optimizer) {
   torch::serialize::InputArchive archive;
   open(archive, path);
+  c10::IValue stored;  // verified when present (read_checkpoint_progress noted their absence)
+  const auto sums = archive.try_read("checksums", stored) && stored.isString()
+                        ? checksums_from(stored.toStringRef()) : Checksums{};
   reading(path, [&] {
+    std::map<std::string, std::vector<int64_t>> shapes;
+    for (const auto& p : model->named_parameters()) shapes[p.key()] = p.value().sizes().vec();
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     model->load(model_archive);
+    check_shapes(path, model, shapes);
+    Checksums got;
+    add_model(got, model);
+    verify(path, sums, got, "model/");
     if (optimizer) {
       torch::serialize::InputArchive optimizer_archive;
       archive.read("optimizer", optimizer_archive);
       optimizer->load(optimizer_archive);
+      Checksums opt;
+      add_optimizer(opt, *optimizer);
+      verify(path, sums, opt, "optimizer/");
     }
     return 0;
   });

@@ -3,7 +3,10 @@
 //
 // Contents: the model configuration (text), the model parameters, the AdamW state, the step, the
 // tokens seen, the elapsed training time, the data sampler's generator state (the data position;
-// the models have no dropout, so nothing else is random) and the CSV log up to that step.
+// the models have no dropout, so nothing else is random) and the CSV log up to that step; and a
+// checksum of every model and optimiser tensor and of the configuration text, verified on load
+// (a flipped byte is an error naming the file and the tensor). Checkpoints written before the
+// checksums existed load unverified, with a note.
 #pragma once
 
 #include "lm/model.h"
@@ -30,6 +33,8 @@ std::string checkpoint_path(const std::string& run_dir);
 // Model configuration as `name = value` lines, and back (throws std::runtime_error when invalid).
 std::string config_to_text(const ModelConfig& c);
 ModelConfig config_from_text(const std::string& text);
+// "hidden = 64 there, 32 here; ..." for every setting that differs; empty when none does.
+std::string config_differences(const ModelConfig& saved, const ModelConfig& wanted);
 
 void save_checkpoint(const std::string& path, LanguageModel& model,
                      torch::optim::Optimizer& optimizer, const TrainProgress& progress);

@@ -1,6 +1,7 @@
 #include "lm/corpus.h"
 
 #include "experiments/atomic_file.h"
+#include "experiments/usage_error.h"
 
 #include <fmt/format.h>
 
@@ -60,7 +61,7 @@ Corpus split_documents(std::vector<Document> docs) {
 Corpus load_corpus(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw std::runtime_error(fmt::format(
+    throw UsageError(fmt::format(
         "corpus directory '{}' does not exist (for Brown run lm/fetch_brown.sh first)", dir));
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -69,11 +70,22 @@ Corpus load_corpus(const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   if (files.size() < 10)
-    throw std::runtime_error(fmt::format(
+    throw UsageError(fmt::format(
         "corpus directory '{}' has {} documents; the split needs at least 10", dir, files.size()));
   std::vector<Document> docs;
   for (const auto& f : files) docs.push_back({f.filename().string(), read_whole(f)});
-  return split_documents(std::move(docs));
+  auto corpus = split_documents(std::move(docs));
+  // An empty split would give a perplexity of 0/0 (nan) instead of an error.
+  for (auto [split, part] : {std::pair{Split::Train, &corpus.train},
+                             std::pair{Split::Validation, &corpus.validation},
+                             std::pair{Split::Test, &corpus.test}}) {
+    size_t bytes = 0;
+    for (const auto& d : *part) bytes += d.text.size();
+    if (bytes == 0)
+      throw UsageError(fmt::format("corpus directory '{}': the {} documents are all empty", dir,
+                                   to_string(split)));
+  }
+  return corpus;
 }
 
 std::string strip_brown_tags(const std::string& tagged) {
@@ -97,7 +109,7 @@ int convert_brown(const std::string& raw_dir, const std::string& out_dir) {
   static const std::regex brown_name("c[a-r][0-9][0-9]");
   std::error_code ec;
   if (!fs::is_directory(raw_dir, ec))
-    throw std::runtime_error(fmt::format("Brown directory '{}' does not exist", raw_dir));
+    throw UsageError(fmt::format("Brown directory '{}' does not exist", raw_dir));
   int n = 0;
   for (const auto& e : fs::directory_iterator(raw_dir)) {
     const auto name = e.path().filename().string();
@@ -106,7 +118,7 @@ int convert_brown(const std::string& raw_dir, const std::string& out_dir) {
                       strip_brown_tags(read_whole(e.path())));
     ++n;
   }
-  if (n == 0) throw std::runtime_error(fmt::format("no Brown files (c[a-r]NN) in '{}'", raw_dir));
+  if (n == 0) throw UsageError(fmt::format("--raw: no Brown files (c[a-r]NN) in '{}'", raw_dir));
   return n;
 }
 

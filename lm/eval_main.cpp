@@ -8,6 +8,7 @@
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
 #include "lm/evaluate.h"
+#include "lm/memory.h"
 
 #include <fmt/format.h>
 
@@ -34,6 +35,10 @@ int main(int argc, char** argv) {
   cli.range("max-tokens-per-doc", 0, 1e12);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; },
               "--checkpoint is required");
+  cli.input("checkpoint", PathKind::Any);
+  cli.input("corpus", PathKind::Dir);
+  cli.output("positions-out", PathKind::File);
+  cli.output("summary-out", PathKind::File);
   cli.parse(argc, argv);
 
   try {
@@ -42,6 +47,7 @@ int main(int argc, char** argv) {
     const auto corpus = load_corpus(cli.get<std::string>("corpus"));
     const auto batch = cli.get<int64_t>("batch"), cap = cli.get<int64_t>("max-tokens-per-doc");
     const auto& c = loaded.config;
+    require_forward_memory(c, batch, fmt::format("lm-eval with --batch {}", batch));
     const auto variant = to_string(c.kind);
 
     Progress bar("lm-eval " + variant, 2, "split");
@@ -88,6 +94,8 @@ int main(int argc, char** argv) {
                              variant, val.perplexity(), val.bits_per_byte(), test.perplexity(),
                              test.bits_per_byte());
     return 0;
+  } catch (const UsageError& e) {  // a corrupt checkpoint or corpus, found before evaluating
+    fail_usage(e.what());
   } catch (const std::exception& e) {
     std::string msg = e.what();
     std::cerr << "error: " << msg.substr(0, msg.find('\n')) << std::endl;

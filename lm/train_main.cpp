@@ -6,6 +6,7 @@
 #include "experiments/torch_runtime.h"
 #include "lm/impl_choice.h"
 #include "lm/launcher.h"
+#include "lm/memory.h"
 #include "lm/presets.h"
 #include "lm/trainer.h"
 
@@ -105,6 +106,12 @@ int main(int argc, char** argv) {
     return s == "auto" || s == "reference" || s == "fused" || s == "cuda";
   }, "--impl must be auto, reference, fused or cuda");
   cli.require([](const po::variables_map& vm) {
+    const auto s = vm["impl"].as<std::string>();
+    return s == "auto" || impl_available(parse_impl(s));
+  }, "--impl: this build has no such implementation (cuda needs a CUDA build and a GPU)");
+  cli.input("corpus", PathKind::Dir);
+  cli.output("out-dir", PathKind::Dir);
+  cli.require([](const po::variables_map& vm) {
     const auto s = vm["min-grad"].as<std::string>();
     return s == "exact" || s == "straight-through";
   }, "--min-grad must be exact or straight-through");
@@ -120,33 +127,37 @@ int main(int argc, char** argv) {
     o.model.min_grad = parse_min_grad(cli.get<std::string>("min-grad"));
     o.model.st_temperature = cli.get<double>("st-temperature");
     apply_overrides(cli, o);
-    o.model.validate();
+    try {
+      o.model.validate();
+    } catch (const std::invalid_argument& e) {
+      fail_usage(e.what());
+    }
     set_threads(cli.threads());
     if (cli.flag("print-params")) {
+      const double params = parameter_count_of(o.model);  // each variant is built in turn
+      require_memory(4 * params, "lm-train --print-params",
+                     fmt::format("float32 weights of {:.3g} parameters", params));
       print_param_counts(o.model);
       return 0;
     }
     const int nproc = cli.get<int>("nproc");
+    o.model.impl = choose_impl(cli.get<std::string>("impl"), operator_variant(o.model.kind),
+                               o.model.min_grad);
+    if (!std::getenv("RANK"))  // the launching process checks for all ranks
+      require_training_memory(o.model, std::max<int64_t>(1, o.train.batch / nproc / o.train.accum),
+                              nproc > 1 ? fmt::format("lm-train with {} ranks (each)", nproc)
+                                        : std::string("lm-train"));
     if (nproc > 1 && !std::getenv("RANK")) {
       if (!distributed_available()) fail_usage("--nproc > 1 needs a build with Gloo");
       return launch_ranks(nproc, args_without(argc, argv, "nproc"), cli.get<int>("master-port"));
     }
-    o.model.impl = choose_impl(cli.get<std::string>("impl"), operator_variant(o.model.kind),
-                               o.model.min_grad);
     o.corpus_dir = cli.get<std::string>("corpus");
     o.out_dir = cli.get<std::string>("out-dir");
     o.seed = cli.seed();
     o.resume = cli.flag("resume");
+    o.log_provenance = Provenance::from(cli).to_json();
     auto comm = communicator_from_env();
     const bool lead = comm->rank() == 0;
-    if (lead) {
-      LanguageModel probe(o.model);
-      std::cerr << fmt::format(
-          "lm-train: preset {} variant {} impl {} min-grad {} ranks {}: {} parameters "
-          "(gate/increment projections {})\n",
-          p.name, to_string(o.model.kind), to_string(o.model.impl), to_string(o.model.min_grad),
-          comm->world_size(), probe->parameter_count(), probe->gate_parameter_count());
-    }
     const auto outcome = train(o, *comm);
     if (outcome.diverged) {
       std::cerr << "error: " << outcome.message << std::endl;
@@ -158,8 +169,8 @@ int main(int argc, char** argv) {
       write_file_atomic(log + ".json", prov.to_json());
       if (!cli.out().empty() && cli.out() != log) {
         make_parent_dirs(cli.out());
+        write_file_atomic(cli.out() + ".json", prov.to_json());  // sidecar first, as CsvWriter
         fs::copy_file(log, cli.out(), fs::copy_options::overwrite_existing);
-        write_file_atomic(cli.out() + ".json", prov.to_json());
       }
       std::cerr << fmt::format("lm-train: {} steps, final validation loss {:.4f} ({:.3f} bits/byte), "
                                "{:.0f} tokens/s\n",
@@ -167,6 +178,8 @@ int main(int argc, char** argv) {
                                outcome.final_val_loss / std::log(2.0), outcome.tokens_per_s);
     }
     return 0;
+  } catch (const UsageError& e) {  // found before any training step: bad input, exit 2
+    fail_usage(e.what());
   } catch (const std::exception& e) {
     const std::string msg = e.what();  // LibTorch errors carry a backtrace after the first line
     std::cerr << "error: " << msg.substr(0, msg.find('\n')) << std::endl;

@@ -1,6 +1,7 @@
 #include "lm/trainer.h"
 
 #include "experiments/atomic_file.h"
+#include "experiments/cli.h"
 #include "experiments/progress.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
@@ -52,7 +53,7 @@ void set_lr(torch::optim::Optimizer& opt, double lr) {
 void check_options(const TrainOptions& o, int world) {
   const auto& t = o.train;
   auto need = [](bool ok, const std::string& what) {
-    if (!ok) throw std::runtime_error(what);
+    if (!ok) throw UsageError(what);
   };
   need(t.steps > 0 && t.batch > 0 && t.accum > 0, "steps, batch and accum must be positive");
   need(t.batch % world == 0,
@@ -65,9 +66,10 @@ void check_options(const TrainOptions& o, int world) {
                    o.model.vocab_size));
 }
 
-void write_log(const std::string& out_dir, const TrainProgress& p) {
-  write_file_atomic((fs::path(out_dir) / "log.csv").string(),
-                    std::string(train_log_header()) + "\n" + p.log_rows);
+void write_log(const TrainOptions& o, const TrainProgress& p) {
+  const auto log = (fs::path(o.out_dir) / "log.csv").string();
+  if (!o.log_provenance.empty()) write_file_atomic(log + ".json", o.log_provenance);
+  write_file_atomic(log, std::string(train_log_header()) + "\n" + p.log_rows);
 }
 
 }  // namespace
@@ -93,20 +95,30 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
   const auto ckpt = checkpoint_path(o.out_dir);
   if (fs::exists(ckpt)) {
     if (!o.resume)
-      throw std::runtime_error(fmt::format(
-          "'{}' already holds a run; pass --resume to continue it or choose another --out-dir",
-          o.out_dir));
+      throw UsageError(fmt::format(
+          "--out-dir '{}' already holds a run; pass --resume to continue it or choose another "
+          "--out-dir", o.out_dir));
     ModelConfig saved;
     progress = read_checkpoint_progress(ckpt, &saved);
-    if (config_to_text(saved) != config_to_text(o.model))
-      throw std::runtime_error(fmt::format(
-          "checkpoint '{}' was written for another model configuration:\n{}", ckpt,
-          config_to_text(saved)));
+    if (const auto diff = config_differences(saved, o.model); !diff.empty())
+      throw UsageError(fmt::format("--resume: checkpoint '{}' was written for another model "
+                                   "configuration: {}", ckpt, diff));
     load_checkpoint_state(ckpt, model, optimizer.get());
     sampler.set_state(progress.sampler_state);
     if (lead) std::cerr << fmt::format("resuming {} at step {}\n", o.out_dir, progress.step);
+  } else if (o.resume && lead) {  // --resume makes a script restart-safe: it starts what is not there
+    std::cerr << fmt::format("lm-train: --resume: no checkpoint in '{}'; starting a new run\n",
+                             o.out_dir);
   }
-  if (lead) fs::create_directories(o.out_dir);
+  if (lead) {
+    fs::create_directories(o.out_dir);
+    std::cerr << fmt::format(  // after the checks above, so that bad input gets one line only
+        "lm-train: preset {} variant {} impl {} min-grad {} ranks {}: {} parameters "
+        "(gate/increment projections {})\n",
+        o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
+        fpa::to_string(o.model.min_grad), world, model->parameter_count(),
+        model->gate_parameter_count());
+  }
 
   TrainOutcome out;
   out.params = model->parameter_count();
@@ -176,7 +188,7 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
     if (lead && (progress.step % t.checkpoint_every == 0 || progress.step == t.steps)) {
       progress.sampler_state = sampler.state();
       save_checkpoint(ckpt, model, *optimizer, progress);
-      write_log(o.out_dir, progress);
+      write_log(o, progress);
     }
   }
   if (lead && o.show_progress) bar.finish();

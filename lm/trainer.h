@@ -25,6 +25,9 @@ struct TrainOptions {
   uint64_t seed = 0;
   bool resume = false;          // continue from <out_dir>/checkpoint.pt when it exists
   bool show_progress = true;
+  // Provenance JSON written as log.csv.json before each log.csv, so that no log is ever on disk
+  // without its sidecar (lm-train fills it; empty: no sidecar).
+  std::string log_provenance;
   // For tests: return after this many steps as if killed (no final checkpoint); -1: never.
   int64_t stop_after_steps = -1;
   // For tests: treat the loss of this step (1-based) as NaN; -1: never.

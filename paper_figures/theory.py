@@ -74,19 +74,41 @@ def g(x):
     return "-" if math.isnan(x) else f"{x:.3g}"
 
 
+def trials_per_length(rows):
+    """'20 trial(s) per length', or '20 trial(s) per length at 1..512, 3 at 2048, 4096' when the
+    number differs between lengths."""
+    per = {}
+    for r in rows:
+        per.setdefault(int(num(r["length"], 0)), set()).add(r["trial"])
+    groups = {}
+    for n in sorted(per):
+        groups.setdefault(len(per[n]), []).append(n)
+    def span(ns):
+        return f"{ns[0]}..{ns[-1]}" if len(ns) > 2 else ", ".join(map(str, ns))
+    if len(groups) == 1:
+        return f"{next(iter(groups))} trial(s) per length"
+    parts = sorted(groups.items(), key=lambda kv: kv[1][0])
+    return (f"{parts[0][0]} trial(s) per length at {span(parts[0][1])}, "
+            + ", ".join(f"{k} at {span(ns)}" for k, ns in parts[1:]))
+
+
 def evidence(found):
     """theorem -> dict(verdict, ok, n, setting, evidence, files)."""
     out = {}
     for rel, rows, side in found.get("fox", []):
         for t, prefixes in (("T1", ("t1",)), ("T2", ("t2",))):
-            sel = [r for r in rows if r["check"].lower().startswith(prefixes)]
+            # fpa_non_suffix_rows (CSVs before issue 20) was information written with ok = true,
+            # no check: it is not counted.
+            sel = [r for r in rows if r["check"].lower().startswith(prefixes)
+                   and r["statistic"] != "fpa_non_suffix_rows"]
             if not sel:
                 continue
             ok = sum(truthy(r["ok"]) for r in sel)
             lengths = sorted({int(num(r["length"], 0)) for r in sel})
             if t == "T1":
                 mono = [r for r in sel if r["check"] == "t1_nonincreasing"]
-                nonmono = [r for r in sel if r["check"] == "t1_nonmonotone" and r["statistic"] == "max_bias_diff"]
+                nonmono = [r for r in sel if r["check"] == "t1_nonmonotone"
+                           and r["statistic"] in ("witness_bias_diff", "max_bias_diff")]
                 ev = (f"non-increasing fields: max |b_FPA - b_FoX| = {g(maxv([r for r in mono if r['statistic'] == 'max_bias_diff'], 'value'))}, "
                       f"max |o_FPA - o_FoX| = {g(maxv([r for r in mono if r['statistic'] == 'max_output_diff'], 'value'))}; "
                       f"non-monotone fields that differ: {sum(truthy(r['ok']) for r in nonmono)}/{len(nonmono)}")
@@ -98,7 +120,7 @@ def evidence(found):
                       f"{g(maxv([r for r in sel if r['check'] == 't2_fox_rows'], 'value'))}"
                       + (f"; FPA witness a_31 - a_32 = {g(num(wit[0]['value']))}" if wit else ""))
             out[t] = {"ok": ok, "n": len(sel), "files": [rel],
-                      "setting": f"lengths {lengths[0]}..{lengths[-1]}, {len({r['trial'] for r in sel})} trial(s) per length",
+                      "setting": f"lengths {lengths[0]}..{lengths[-1]}, {trials_per_length(sel)}",
                       "evidence": ev}
     for rel, rows, side in found.get("realization", []):
         ok = sum(truthy(r["ok"]) for r in rows)

@@ -7,7 +7,8 @@
 
 namespace fpa::synthetic {
 
-void write_dump(const std::string& path, const RunConfig& c, TargetSetModel& model) {
+void write_dump(const std::string& path, const RunConfig& c, TargetSetModel& model,
+                const Provenance& provenance) {
   torch::NoGradGuard no_grad;
   model->eval();
   const auto full = held_out(c, c.n);
@@ -38,7 +39,7 @@ void write_dump(const std::string& path, const RunConfig& c, TargetSetModel& mod
     csv.row("true_field", "", "", j, F[j], "");
     csv.row("type", "", "", j, Y[j], c.task.types[Y[j]].name);
   }
-  csv.commit_csv_only();
+  csv.commit(provenance);
   model->train();
 }
 

@@ -6,12 +6,14 @@
 //   type,,,j,type index,type name
 #pragma once
 
+#include "experiments/provenance.h"
 #include "train.h"
 
 #include <string>
 
 namespace fpa::synthetic {
 
-void write_dump(const std::string& path, const RunConfig& c, TargetSetModel& model);
+void write_dump(const std::string& path, const RunConfig& c, TargetSetModel& model,
+                const Provenance& provenance);
 
 }  // namespace fpa::synthetic

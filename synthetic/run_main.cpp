@@ -26,9 +26,11 @@ int main(int argc, char** argv) {
   syn::add_run_options(cli);
   cli.add()("dump", fpa::po::value<std::string>(),
             "also write attention, learned field and target sets of one held-out sequence to this CSV");
+  cli.output("dump", fpa::PathKind::File);
   cli.parse(argc, argv);
   auto provenance = fpa::Provenance::from(cli);
   const auto config = syn::run_config_from(cli);
+  syn::require_run_memory(config);
   try {
     fpa::seed_everything(config.seed);
     fpa::set_threads(cli.threads());
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
             num(fn.mass_best), num(fn.nmse), num(f2.mass), num(f2.mass_best), num(f2.nmse),
             syn::converged(fn) ? "1" : "0", std::to_string(result.steps_to_converge),
             fmt::format("{:.3f}", result.wall_s)});
-    if (cli.has("dump")) syn::write_dump(cli.get<std::string>("dump"), config, model);
+    if (cli.has("dump")) syn::write_dump(cli.get<std::string>("dump"), config, model, provenance);
     csv.commit(provenance);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

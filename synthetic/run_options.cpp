@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fpa::synthetic {
 
 void add_run_options(Cli& cli) {
@@ -55,6 +57,21 @@ void add_run_options(Cli& cli) {
                 return impl_available(parse_impl(vm["impl"].as<std::string>()));
               },
               "--impl must be reference, fused or (in a CUDA build) cuda");
+  cli.input("task-file", PathKind::File);
+}
+
+void require_run_memory(const RunConfig& c) {
+  // The reference kernel's (batch, heads, n, n) bias, logits and weights and their gradients in
+  // training; held-out evaluation at 2n over --eval-seqs sequences (forward only, kept at once).
+  const double f = 4, h = double(c.model.heads), n = double(c.n);
+  const double square = c.model.attention.impl == Impl::Reference ? 1 : 0;
+  const double train = 6 * square * double(c.batch) * h * n * n * f +
+                       8 * double(c.batch) * n * double(c.model.embed + h * c.model.head_dim) * f;
+  const double eval = 3 * square * double(c.eval_seqs) * h * 4 * n * n * f +
+                      4 * double(c.eval_seqs) * 2 * n * double(c.model.embed + h * c.model.head_dim) * f;
+  require_memory(std::max(train, eval), "synthetic-run",
+                 fmt::format("training {} x {} tokens {}, held-out evaluation {} x {} tokens {}",
+                             c.batch, c.n, human_bytes(train), c.eval_seqs, 2 * c.n, human_bytes(eval)));
 }
 
 RunConfig run_config_from(const Cli& cli) {

@@ -12,6 +12,8 @@ namespace fpa::synthetic {
 
 void add_run_options(Cli& cli);
 RunConfig run_config_from(const Cli& cli);  // exits with a one-line error on bad values
+// Exit 2 (with the estimate) when the run's largest tensors cannot fit in this machine's memory.
+void require_run_memory(const RunConfig& c);
 
 // What synthetic-run would run for these arguments (argv[0] excluded).
 RunConfig run_config_from_args(const std::vector<std::string>& args);

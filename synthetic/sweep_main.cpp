@@ -5,6 +5,7 @@
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
+#include "run_options.h"
 #include "sweep.h"
 
 #include <fmt/format.h>
@@ -85,13 +86,16 @@ int main(int argc, char** argv) {
       ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
+  cli.output("out-dir", fpa::PathKind::Dir);
+  cli.input("run-exe", fpa::PathKind::File);
   cli.parse(argc, argv);
 
   syn::GridSpec spec;
-  spec.tasks = fpa::split_list(cli.get<std::string>("tasks"), "tasks");
-  spec.models = fpa::split_list(cli.get<std::string>("models"), "models");
-  spec.fpa_grads = fpa::split_list(cli.get<std::string>("fpa-grads"), "fpa-grads");
+  spec.tasks = fpa::split_unique_list(cli.get<std::string>("tasks"), "tasks");
+  spec.models = fpa::split_unique_list(cli.get<std::string>("models"), "models");
+  spec.fpa_grads = fpa::split_unique_list(cli.get<std::string>("fpa-grads"), "fpa-grads");
   spec.head_dims = fpa::split_int_list(cli.get<std::string>("head-dims"), "head-dims");
+  fpa::require_unique(spec.head_dims, "head-dims");
   spec.first_seed = cli.seed();
   spec.seeds = cli.get<int>("seeds");
   spec.shared_args = {"--steps", std::to_string(cli.get<int>("steps")),
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
                       "--st-tau", fmt::format("{}", cli.get<double>("st-tau")),
                       "--threads", std::to_string(cli.threads())};
   const auto runs = syn::make_grid(spec);  // bad values end here with a one-line error
+  for (const auto& r : runs) syn::require_run_memory(r.config);
 
   const auto exe = cli.has("run-exe") ? cli.get<std::string>("run-exe") : dir_of_self() + "/synthetic-run";
   if (::access(exe.c_str(), X_OK) != 0) fpa::fail_usage(fmt::format("cannot execute '{}'", exe));

@@ -29,12 +29,15 @@ n_png=$(ls "$tmp"/a/figures/*.png | wc -l)
 [[ $n_png -ge 8 ]] || fail "expected at least 8 figures from the fixture, got $n_png"
 echo "ok   fixture: tables and $n_png figures (PNG and PDF) identical across two runs"
 
-# 2. Verdict rules on the fixture: C1, C2, C4, C5, C6 hold there; C3's theorem has a failing row.
+# 2. Verdict rules on the fixture: C1, C2, C4, C6 hold there; C3's theorem has a failing row; C5
+# has one run per variant, fewer than its 3 seeds. (tests/verdict_rules.py drives C1-C5 to every
+# verdict.)
 claims="$tmp/a/figures/claims.md"
-for c in C1 C2 C4 C5 C6; do
+for c in C1 C2 C4 C6; do
   grep -q "^| $c |.*| \*\*reproduced\*\* |$" "$claims" || fail "$c: expected 'reproduced' on the fixture"
 done
 grep -q "^| C3 |.*| \*\*not reproduced\*\* |$" "$claims" || fail "C3: expected 'not reproduced' on the fixture"
+grep -q "^| C5 |.*| \*\*not tested at this scale\*\* |$" "$claims" || fail "C5: expected 'not tested' on the fixture"
 echo "ok   fixture: verdicts follow the documented rules"
 
 # 2b. C6 driven to its other verdicts by editing the fixture's passkey summary: one learned FPA

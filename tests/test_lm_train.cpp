@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -111,5 +112,92 @@ TEST(LmTrain, CorruptCheckpointIsAClearError) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
   }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A checkpoint written entry by entry as save_checkpoint does, with the given configuration text
+// and checksums (none: the format before checksums existed, which must still load).
+void write_checkpoint_like(const std::string& path, LanguageModel& model, const std::string& config,
+                           const std::string* checksums) {
+  torch::serialize::OutputArchive archive, model_archive;
+  model->save(model_archive);
+  archive.write("model", model_archive);
+  archive.write("config", c10::IValue(config));
+  archive.write("step", c10::IValue(int64_t(3)));
+  archive.write("tokens", c10::IValue(int64_t(30)));
+  archive.write("elapsed_s", c10::IValue(1.0));
+  archive.write("sampler_state", c10::IValue(std::string()));
+  archive.write("log_rows", c10::IValue(std::string()));
+  archive.write("train_time_s", c10::IValue(1.0));
+  archive.write("preset", c10::IValue(std::string("tiny")));
+  if (checksums) archive.write("checksums", c10::IValue(*checksums));
+  archive.save_to(path);
+}
+
+std::string stored_checksums(const std::string& path) {
+  torch::serialize::InputArchive in;
+  in.load_from(path);
+  c10::IValue v;
+  EXPECT_TRUE(in.try_read("checksums", v));
+  return v.toStringRef();
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+// Checkpoints: the current format stores a checksum of every tensor and of the configuration and
+// names the file and the tensor that does not match; the earlier format (no checksums) loads.
+TEST(LmCheckpoint, ChecksumsNameTheCorruptTensorAndOldFormatLoads) {
+  const auto dir = lmtest::make_temp_dir("checksums");
+  torch::manual_seed(1);
+  LanguageModel model(lmtest::micro_model(AttentionKind::Fpa));
+  torch::optim::AdamW opt(model->parameters());
+  const auto good = dir + "/good.pt";
+  save_checkpoint(good, model, opt, TrainProgress{});
+  EXPECT_NO_THROW(load_model(good));
+  const auto sums = stored_checksums(good);
+  const auto config = config_to_text(model->config);
+
+  const auto old = dir + "/old.pt";  // no checksums: loads, same weights
+  write_checkpoint_like(old, model, config, nullptr);
+  const auto loaded = load_model(old);
+  for (const auto& p : model->named_parameters())
+    EXPECT_TRUE(p.value().equal(loaded.model->named_parameters()[p.key()])) << p.key();
+
+  {  // one weight changed after the checksums were taken
+    torch::NoGradGuard g;
+    model->blocks[0]->attn->q_proj->weight[0][0] += 1.0f;
+  }
+  const auto bad = dir + "/bad.pt";
+  write_checkpoint_like(bad, model, config, &sums);
+  auto what = error_of([&] { load_model(bad); });
+  EXPECT_NE(what.find(bad), std::string::npos) << what;
+  EXPECT_NE(what.find("block0.attn.q_proj.weight"), std::string::npos) << what;
+
+  auto edited = config;  // the configuration edited (fpa -> fox), its checksum kept
+  edited.replace(edited.find("kind = fpa"), 10, "kind = fox");
+  const auto bad_config = dir + "/bad_config.pt";
+  write_checkpoint_like(bad_config, model, edited, &sums);
+  what = error_of([&] { load_model(bad_config); });
+  EXPECT_NE(what.find("configuration does not match its checksum"), std::string::npos) << what;
+
+  // Weights of another width under this configuration (old format: no checksum to catch it).
+  auto wide_config = lmtest::micro_model(AttentionKind::Fpa);
+  wide_config.hidden *= 2;
+  const auto wide = dir + "/wide.pt";
+  write_checkpoint_like(wide, model, config_to_text(wide_config), nullptr);
+  what = error_of([&] { load_model(wide); });
+  EXPECT_NE(what.find(wide), std::string::npos) << what;
+  EXPECT_NE(what.find("has shape"), std::string::npos) << what;
   fs::remove_all(dir);
 }

@@ -127,11 +127,38 @@ TEST(PasskeyDecode, PromptUnderEveryPolicy) {
     const auto r = passkey::run_prompt(dec, prompt, policy, schedule, 5);
     EXPECT_EQ(r.generated.size(), 5u);
     if (kind == passkey::PolicyKind::Full) EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
-    if (kind == passkey::PolicyKind::FpaCertified) EXPECT_LE(r.occupancy, 1.0);
     // Within budget at every answer query; at most 16 tokens' worth (16 x 0.75 / 600) below it.
     if (kind == passkey::PolicyKind::Budget || kind == passkey::PolicyKind::Window) {
       EXPECT_LE(r.occupancy, 0.25 + 1e-9) << passkey::to_string(kind);
       EXPECT_GE(r.occupancy, 0.25 - 0.025) << passkey::to_string(kind);
     }
+  }
+}
+
+// The certified policy's occupancy follows the field: with constant increments (weights 0) a
+// rising field keeps every key alive (occupancy exactly 1), a steeply falling one leaves only the
+// keys since the last eviction (at most 16 + a few of 600 at each answer query).
+TEST(PasskeyDecode, CertifiedOccupancyFollowsTheField) {
+  passkey::PromptConfig pc;
+  const auto prompt = passkey::make_prompt(pc, 600, 0.5, "12345");
+  passkey::PolicyConfig policy;
+  policy.kind = passkey::PolicyKind::FpaCertified;
+  passkey::DecodeSchedule schedule;
+  schedule.chunk = 64;
+  schedule.evict_every = 16;
+  schedule.timed_tokens = 100;
+  for (double increment : {2.0, -30.0}) {
+    auto model = tiny_model(AttentionKind::Fpa, at::kFloat);
+    {
+      torch::NoGradGuard g;
+      for (auto& b : model->blocks) {
+        b->attn->gate_proj->weight.zero_();
+        b->attn->gate_proj->bias.fill_(increment);
+      }
+    }
+    IncrementalDecoder dec(model);
+    const auto r = passkey::run_prompt(dec, prompt, policy, schedule, 5);
+    if (increment > 0) EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
+    else EXPECT_LT(r.occupancy, 0.06);
   }
 }

@@ -63,7 +63,49 @@ TEST(Cli, RejectsBadInputWithExitCode2) {
               "error: --steps must be in \\[1, 10\\]");
   EXPECT_EXIT(run({"prog", "--steps", "x"}), ::testing::ExitedWithCode(2), "error: ");
   EXPECT_EXIT(run({"prog", "--config", "/nonexistent/file"}), ::testing::ExitedWithCode(2),
-              "error: cannot read config file");
+              "error: --config: '/nonexistent/file' is not a readable file");
+  EXPECT_EXIT(run({"prog", "--config", "/tmp"}), ::testing::ExitedWithCode(2),
+              "error: --config: '/tmp' is not a readable file");
+  // What boost::program_options would let through (issue 20).
+  EXPECT_EXIT(run({"prog", "stray"}), ::testing::ExitedWithCode(2),
+              "error: unexpected argument 'stray'");
+  EXPECT_EXIT(run({"prog", "--out", "--steps", "2"}), ::testing::ExitedWithCode(2),
+              "error: --out is missing its value \\(the next word, '--steps', is an option\\)");
+  EXPECT_EXIT(run({"prog", "--seed", "-1"}), ::testing::ExitedWithCode(2),
+              "error: --seed must be a non-negative integer, not '-1'");
+  EXPECT_EXIT(run({"prog", "--out", "/etc/passwd/x.csv"}), ::testing::ExitedWithCode(2),
+              "error: --out: cannot create '/etc/passwd/x.csv': '/etc/passwd' is not a directory");
+  EXPECT_EXIT(run({"prog", "--out", "/tmp"}), ::testing::ExitedWithCode(2),
+              "error: --out: '/tmp' is a directory");
+  EXPECT_EXIT(split_unique_list("a,b,a", "names"), ::testing::ExitedWithCode(2),
+              "error: --names: 'a' is given twice");
+  EXPECT_EXIT(require_memory(1e30, "prog", "a huge table"), ::testing::ExitedWithCode(2),
+              "error: prog needs about .* of memory \\(a huge table\\); this machine has");
+}
+
+TEST(Cli, ChecksDeclaredInputsAndOutputsBeforeAnyWork) {
+  auto run = [](std::vector<std::string> args) {
+    Cli cli("prog", "test", "");
+    cli.add()("data", po::value<std::string>()->default_value(""), "input")
+        ("dir", po::value<std::string>()->default_value(""), "output directory");
+    cli.input("data", PathKind::Dir);
+    cli.output("dir", PathKind::Dir);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    cli.parse(int(argv.size()), argv.data());
+    std::exit(0);
+  };
+  EXPECT_EXIT(run({"prog"}), ::testing::ExitedWithCode(0), "");  // empty: not given
+  EXPECT_EXIT(run({"prog", "--data", "/nonexistent"}), ::testing::ExitedWithCode(2),
+              "error: --data: '/nonexistent' does not exist");
+  EXPECT_EXIT(run({"prog", "--data", "/etc/passwd"}), ::testing::ExitedWithCode(2),
+              "error: --data: '/etc/passwd' is not a directory");
+  EXPECT_EXIT(run({"prog", "--dir", "/etc/passwd"}), ::testing::ExitedWithCode(2),
+              "error: --dir: '/etc/passwd' exists and is not a directory");
+  EXPECT_EXIT(run({"prog", "--dir", "/tmp/fpa-not-yet/a/b"}), ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(why_not_writable("/etc/passwd/x", PathKind::File),
+            "cannot create '/etc/passwd/x': '/etc/passwd' is not a directory");
+  EXPECT_EQ(why_not_writable("x.csv", PathKind::File), "");
 }
 
 TEST(Cli, SplitsLists) {

@@ -46,12 +46,16 @@ int main(int argc, char** argv) {
           "results/theory/eviction.csv");
   cli.add()("trials", po::value<int>()->default_value(30), "random caches per epsilon")
       ("eps", po::value<std::string>()->default_value("1e-1,1e-2,1e-3"),
-       "epsilons, comma-separated, each in (0, 1)");
+       "epsilons, comma-separated, each in [1e-9, 1)");
   cli.range("trials", 1, 100000);
   cli.require([](const po::variables_map& vm) {
-    split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);  // exits 2 on a bad item
+    const auto eps = split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);
+    require_unique(eps, "eps");
+    for (double e : eps)
+      if (e < kMinCertifiableEps) return false;  // split_double_list exits 2 on a bad item
     return true;
-  }, "--eps: every epsilon must be a number in (0, 1)");
+  }, fmt::format("--eps: every epsilon must be in [{}, 1): float64 cannot certify a smaller one",
+                 kMinCertifiableEps));
   cli.parse(argc, argv);
   const auto provenance = Provenance::from(cli);
   try {

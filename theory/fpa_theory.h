@@ -76,6 +76,11 @@ at::Tensor field_only_attention(const std::vector<double>& field, double beta);
 // T3(c) bound on the mass outside the alive set: (keys - alive) / alive * exp(-beta * gap).
 double t3c_outside_bound(int64_t keys, int64_t alive, double beta, double gap);
 
+// The smallest epsilon the T3(c) and T5 checks accept: they compare float64 masses and outputs
+// (sums of up to 8192 terms, rounding error ~1e-12) with 1 - eps and 2 eps V, so a smaller eps
+// would report rounding as a FAIL of the theorem.
+constexpr double kMinCertifiableEps = 1e-9;
+
 // --- T5: certified eviction ---------------------------------------------------------------
 // Keys with b_ij < threshold may be dropped: fpa::certified_eviction_threshold (kernels/eviction.h).
 // The guaranteed bound on the change of the output (Euclidean norm): 2 * eps * V.

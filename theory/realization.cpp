@@ -149,20 +149,26 @@ int main(int argc, char** argv) {
       ("lengths", po::value<std::string>()->default_value("128,1024,4096"),
        "sequence lengths of parts (b, c), each in [1, 8192]")
       ("eps", po::value<std::string>()->default_value("1e-2,1e-3,1e-6"),
-       "target outside masses epsilon, comma-separated, each in (0, 1)")
+       "target outside masses epsilon, comma-separated, each in [1e-9, 1)")
       ("kernel-check-max-n", po::value<int>()->default_value(1024),
        "compare the weights with fpa::attention's on sequences up to this length");
   cli.range("kernel-check-max-n", 0, 8192);
   cli.range("trials", 1, 10000);
   cli.require([](const po::variables_map& vm) {
-    for (int n : split_int_list(vm["lengths"].as<std::string>(), "lengths"))
+    const auto lengths = split_int_list(vm["lengths"].as<std::string>(), "lengths");
+    require_unique(lengths, "lengths");
+    for (int n : lengths)
       if (n < 1 || n > 8192) return false;
     return true;
   }, "--lengths: every length must be in [1, 8192]");
   cli.require([](const po::variables_map& vm) {
-    split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);  // exits 2 on a bad item
+    const auto eps = split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);
+    require_unique(eps, "eps");
+    for (double e : eps)
+      if (e < kMinCertifiableEps) return false;  // split_double_list exits 2 on a bad item
     return true;
-  }, "--eps: every epsilon must be a number in (0, 1)");
+  }, fmt::format("--eps: every epsilon must be in [{}, 1): float64 cannot certify a smaller one",
+                 kMinCertifiableEps));
   cli.parse(argc, argv);
   const auto provenance = Provenance::from(cli);
   try {

@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
   const std::vector<int> ns = split_int_list(n_list, "n-list");
   for (int n : ns)
     if (n < 1 || n > (1 << 20)) fail_usage("--n-list values must be in [1, 1048576]");
+  require_unique(ns, "n-list");
   std::vector<Impl> impls;
   std::vector<Variant> variants;
   std::vector<MinGrad> fpa_modes, reference_fpa_modes;
@@ -197,7 +198,9 @@ int main(int argc, char** argv) {
            split_list(cli.get<std::string>("reference-fpa-backward"), "reference-fpa-backward"))
         reference_fpa_modes.push_back(parse_min_grad(s));
     }
-    passes = split_list(cli.get<std::string>("passes"), "passes");
+    passes = split_unique_list(cli.get<std::string>("passes"), "passes");
+    for (const char* list : {"impls", "variants", "fpa-backward"})
+      require_unique(split_list(cli.get<std::string>(list), list), list);
     for (const auto& s : passes)
       if (s != "fwd" && s != "fwd_bwd") throw std::invalid_argument("--passes: fwd, fwd_bwd");
   } catch (const std::invalid_argument& e) {
@@ -224,6 +227,17 @@ int main(int argc, char** argv) {
   };
   const auto dtype = cli.get<std::string>("dtype") == "float64" ? at::kDouble : at::kFloat;
   const int64_t elem = dtype == at::kDouble ? 8 : 4;
+  {  // The largest n: q, k, v, dout and their gradients; the reference's n x n matrices.
+    const double n = *std::max_element(ns.begin(), ns.end()), bh = double(batch * heads);
+    const double n_ref = std::min(n, double(max_ref_n));
+    const double linear = 10 * bh * n * double(d) * double(elem);
+    const double square = 8 * bh * n_ref * n_ref * double(elem);
+    require_memory(linear + square, fmt::format("attention-bench at n = {}", int64_t(n)),
+                   fmt::format("inputs and gradients {}", human_bytes(linear)) +
+                       (n_ref > 0 ? fmt::format(", the reference's n x n matrices at n = {} {}",
+                                                int64_t(n_ref), human_bytes(square))
+                                  : std::string()));
+  }
 
   seed_everything(cli.seed());
   set_threads(cli.threads());  // LibTorch's threads and OpenBLAS's

@@ -7,10 +7,12 @@
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
 #include "lm/decode.h"
+#include "lm/memory.h"
 #include "lm/passkey/evaluate.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -75,13 +77,18 @@ int main(int argc, char** argv) {
   cli.range("sinks", 0, 1e6);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cli.require([](const po::variables_map& vm) {
-    for (const auto& p : split_list(vm["policies"].as<std::string>(), "policies")) policy_named(p);
+    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies")) policy_named(p);
     return true;
   }, "bad --policies");
+  cli.input("checkpoint", PathKind::Any);
+  cli.input("filler-file", PathKind::File);
+  cli.output("summary", PathKind::File);
   cli.parse(argc, argv);
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
+  require_unique(lengths, "lengths");
   const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
+  require_unique(budgets, "budgets");
 
   try {
     set_threads(cli.threads());
@@ -96,6 +103,14 @@ int main(int argc, char** argv) {
     pc.key_digits = cli.get<int>("key-digits");
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = read_filler_file(cli.get<std::string>("filler-file"));
+    const int64_t longest = int64_t(*std::max_element(lengths.begin(), lengths.end())) * L;
+    if (int64_t(*std::min_element(lengths.begin(), lengths.end())) * L < pc.fixed_bytes())
+      fail_usage(fmt::format("--lengths x --train-len: the shortest prompt has {} bytes, fewer than "
+                             "the prompt's fixed parts ({} bytes)",
+                             int64_t(*std::min_element(lengths.begin(), lengths.end())) * L,
+                             pc.fixed_bytes()));
+    lm::require_decoding_memory(loaded.config, longest,
+                                fmt::format("passkey-eval at --lengths {} x L = {}", longest / L, longest));
 
     std::vector<PolicyConfig> policies;
     for (const auto& name : split_list(cli.get<std::string>("policies"), "policies")) {
@@ -167,6 +182,8 @@ int main(int argc, char** argv) {
     const auto prov = Provenance::from(cli);
     cells.commit(prov);
     summary.commit(prov);
+  } catch (const UsageError& e) {  // bad input found before any prompt: exit 2
+    fail_usage(e.what());
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

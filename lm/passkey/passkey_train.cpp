@@ -8,6 +8,7 @@
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
 #include "lm/impl_choice.h"
+#include "lm/memory.h"
 #include "lm/model.h"
 #include "lm/passkey/batch.h"
 #include "lm/passkey/heldout.h"
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
       ("out-dir", po::value<std::string>(), "run directory (checkpoint.pt, train_log.csv); required")
       ("steps", po::value<int64_t>()->default_value(900), "optimiser steps")
       ("batch", po::value<int64_t>()->default_value(8), "sequences per step")
-      ("length", po::value<int64_t>()->default_value(512), "training sequence length L (bytes)")
+      ("length", po::value<int64_t>()->default_value(512), "training sequence length L (bytes; at least the prompt's fixed parts, 249 + --key-digits, and at most 1e7)")
       ("lr", po::value<double>()->default_value(3e-3), "peak learning rate (AdamW)")
       ("warmup", po::value<int64_t>()->default_value(50), "linear warm-up steps, then cosine decay")
       ("min-lr-ratio", po::value<double>()->default_value(0.1), "cosine decays to lr * this")
@@ -160,7 +161,6 @@ int main(int argc, char** argv) {
       ("resume", po::bool_switch()->default_value(false), "continue from <out-dir>/checkpoint.pt if present");
   cli.range("steps", 1, 1e9);
   cli.range("batch", 1, 1e6);
-  cli.range("length", 16, 1e7);
   cli.range("lr", 1e-8, 1.0);
   cli.range("warmup", 0, 1e9);
   cli.range("min-lr-ratio", 0, 1);
@@ -190,10 +190,19 @@ int main(int argc, char** argv) {
   cli.require([](const po::variables_map& vm) {
     return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus-dir"].as<std::string>().empty();
   }, "--corpus-fraction > 0 needs --corpus-dir");
+  cli.input("corpus-dir", PathKind::Dir);
+  cli.input("filler-file", PathKind::File);
+  cli.output("out-dir", PathKind::Dir);
   cli.parse(argc, argv);
   passkey::PromptConfig pc;
   pc.key_digits = cli.get<int>("key-digits");
   const int64_t final_length = cli.get<int64_t>("length");
+  if (final_length < pc.fixed_bytes() || final_length > 1e7)
+    fail_usage(fmt::format("--length must be in [{}, 1e7]: the prompt's fixed parts take {} bytes "
+                           "with --key-digits {}", pc.fixed_bytes(), pc.fixed_bytes(), pc.key_digits));
+  if (!cli.flag("resume") && fs::exists(lm::checkpoint_path(cli.get<std::string>("out-dir"))))
+    fail_usage(fmt::format("--out-dir '{}' already holds a run; pass --resume to continue it or "
+                           "choose another --out-dir", cli.get<std::string>("out-dir")));
   const auto curriculum = parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
   const int64_t check_every = cli.get<int64_t>("check-every");
   const double learned_accuracy = cli.get<double>("learned-accuracy");
@@ -220,6 +229,7 @@ int main(int argc, char** argv) {
     mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("min-grad"));
     mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
     mc.validate();
+    lm::require_training_memory(mc, cli.get<int64_t>("batch"), "passkey-train");
 
     lm::TrainConfig tc;
     tc.steps = cli.get<int64_t>("steps");
@@ -251,8 +261,8 @@ int main(int argc, char** argv) {
     if (cli.flag("resume") && fs::exists(ckpt)) {
       lm::ModelConfig saved;
       progress = lm::read_checkpoint_progress(ckpt, &saved);
-      if (lm::config_to_text(saved) != lm::config_to_text(mc))
-        throw std::runtime_error(fmt::format("checkpoint '{}' was written for another model configuration", ckpt));
+      if (const auto diff = lm::config_differences(saved, mc); !diff.empty())
+        throw UsageError(fmt::format("--resume: checkpoint '{}' was written for another model configuration: {}", ckpt, diff));
       lm::load_checkpoint_state(ckpt, model, &optimizer);
       data.set_state(progress.sampler_state);
       std::cerr << fmt::format("passkey-train: resuming {} at step {}\n", out_dir, progress.step);
@@ -341,6 +351,10 @@ int main(int argc, char** argv) {
     bar.finish();
     write_log();
     std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step, log_path);
+  } catch (const UsageError& e) {  // bad input found before training: exit 2
+    fail_usage(e.what());
+  } catch (const std::invalid_argument& e) {
+    fail_usage(e.what());
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

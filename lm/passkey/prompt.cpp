@@ -1,5 +1,7 @@
 #include "lm/passkey/prompt.h"
 
+#include "experiments/usage_error.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -99,10 +101,10 @@ std::vector<Prompt> draw_prompts(const PromptConfig& config, int64_t length, int
 
 std::string read_filler_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("cannot read filler file '{}'", path));
+  if (!in) throw UsageError(fmt::format("cannot read filler file '{}'", path));
   std::string word, text;
   while (in >> word) text += word + " ";
-  if (text.empty()) throw std::runtime_error(fmt::format("filler file '{}' holds no text", path));
+  if (text.empty()) throw UsageError(fmt::format("filler file '{}' holds no text", path));
   return text;
 }
 

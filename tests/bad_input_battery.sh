@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Bad-input battery (issue 20): every executable through every class of bad input. Each case must
+# print exactly one line, starting "error: " and naming the option or file, exit 2 within a few
+# seconds, and leave the files it was given (an existing run, outputs, checkpoints) as they were,
+# writing nothing new: the input is refused before any work.
+# Usage: bad_input_battery.sh <bin-dir> <tool,tool,...>
+set -u
+bin=$(cd "$1" && pwd)
+IFS=, read -r -a tools <<<"${2:-}"
+[[ ${#tools[@]} -gt 0 ]] || { echo "FAIL no executables named"; exit 1; }
+for t in "${tools[@]}"; do
+  [[ -x $bin/$t ]] || { echo "FAIL $t: not in $bin"; exit 1; }
+done
+has() { [[ ,${2:-$tool_list}, == *,$1,* ]]; }
+tool_list=$2
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+s=$tmp/state       # everything a case is given; it must be byte-identical after every case
+mkdir -p "$s"
+max_s=10           # "within a few seconds", on a loaded 2-core machine
+status=0
+
+snapshot() { (cd "$s" && find . -print0 | sort -z | xargs -0 -r sh -c 'for f; do
+  if [ -f "$f" ]; then md5sum "$f"; else echo "dir $f"; fi; done' _); }
+
+# One case (its fields separated by the unit separator \x1f): CLASS NEEDLE TOOL ARGS...; the one
+# line must contain NEEDLE (the option or the file). Prints "ok ..." or "FAIL ...".
+run_one() {
+  local IFS=$'\x1f'
+  local -a f=($1)
+  local class=${f[0]} needle=${f[1]} tool=${f[2]}
+  local -a args=("${f[@]:3}")
+  local before after out rc t0 t1 lines why=""
+  before=$(snapshot)
+  t0=$(date +%s.%N)
+  out=$(cd "$s/cwd" && timeout 60 "$bin/$tool" "${args[@]}" 2>&1 >/dev/null </dev/null); rc=$?
+  t1=$(date +%s.%N)
+  after=$(snapshot)
+  lines=$(printf '%s' "$out" | grep -c '')
+  [[ $rc -eq 2 ]] || why+="exit $rc; "
+  [[ $lines -eq 1 && $out == "error: "* ]] || why+="$lines lines; "
+  [[ $out == *"$needle"* ]] || why+="does not name '$needle'; "
+  awk -v a="$t0" -v b="$t1" -v m=$max_s 'BEGIN { exit !(b - a <= m) }' ||
+    why+="took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s; "
+  [[ $before == "$after" ]] ||
+    why+="files changed: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]' | head -3 | tr '\n' ' '); "
+  local IFS=' '
+  if [[ -n $why ]]; then echo "FAIL [$class] $tool ${args[*]}: ${why}output: $out"
+  else echo "ok   [$class] $tool ${args[*]} -> $out"; fi
+}
+export -f run_one snapshot
+export bin tmp s max_s
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1  # a fifth less start-up CPU per case
+
+queue=$tmp/cases
+: >"$queue"
+case_() {  # queues a case for a tool this build has
+  has "$3" || return 0
+  local IFS=$'\x1f'
+  echo "$*" >>"$queue"
+}
+
+# --- What the cases are given -------------------------------------------------------------------
+echo keep >"$s/keep.csv"; echo '{}' >"$s/keep.csv.json"
+echo x >"$s/file"                      # a regular file where a directory is needed
+mkdir -p "$s/dir" "$s/ro" "$s/cwd"  # cwd: where the cases run (default outputs would land here)
+chmod 555 "$s/ro"                      # read-only (root writes anyway: tested only as non-root)
+mkdir -p "$s/corpus" "$s/empty_corpus"
+for i in 0 1 2 3 4 5 6 7 8 9; do
+  "$py" -c "import random; r=random.Random($i); print(' '.join(''.join(r.choice('abcdefgh') for _ in range(r.randint(1,7))) for _ in range(150)))" >"$s/corpus/doc$i.txt"
+  : >"$s/empty_corpus/doc$i.txt"
+done
+echo "the grass is green. " >"$s/filler.txt"
+lm_tiny=(--heads 2 --layers 1 --context 16 --batch 2 --warmup 1 --val-every 2 --val-windows 1
+         --checkpoint-every 2 --threads 1)
+setup() { "$@" >"$tmp/setup.log" 2>&1 || { echo "FAIL setup: $*"; cat "$tmp/setup.log"; exit 1; }; }
+if has lm-train; then
+  setup "$bin/lm-train" "${lm_tiny[@]}" --hidden 16 --steps 2 --corpus "$s/corpus" --out-dir "$s/run"
+  # Corrupt copies: bytes flipped inside every tensor record; the configuration's kind edited.
+  cp "$s/run/checkpoint.pt" "$s/flipped.pt"
+  cp "$s/run/checkpoint.pt" "$s/edited.pt"
+  "$py" - "$s/flipped.pt" "$s/edited.pt" <<'EOF'
+import struct, sys, zipfile
+flipped, edited = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(flipped) as z:
+    records = [(i.header_offset, i.file_size) for i in z.infolist() if "/data/" in i.filename and i.file_size >= 16]
+with open(flipped, "r+b") as f:
+    for offset, size in records:
+        f.seek(offset + 26)
+        name_len, extra_len = struct.unpack("<HH", f.read(4))
+        at = offset + 30 + name_len + extra_len + size // 2
+        f.seek(at)
+        b = f.read(8)
+        f.seek(at)
+        f.write(bytes(x ^ 0xFF for x in b))
+data = open(edited, "rb").read()
+assert b"kind = fpa" in data, "no 'kind = fpa' in the checkpoint"
+open(edited, "wb").write(data.replace(b"kind = fpa", b"kind = fox"))
+EOF
+  mkdir -p "$s/flipped_run"; cp "$s/flipped.pt" "$s/flipped_run/checkpoint.pt"
+fi
+if has passkey-train; then
+  setup "$bin/passkey-train" --hidden 16 --heads 2 --layers 1 --length 260 --batch 1 --steps 1 \
+    --warmup 1 --threads 1 --out-dir "$s/pk"
+fi
+chmod -R a-w "$s"/*.pt 2>/dev/null || true
+
+# --- 1. unknown flag, missing value, stray word, negative unsigned, --config a directory ---------
+# Arguments that make each tool's input otherwise valid, so that the case's own error is the one.
+declare -A base=(
+  [lm-train]="--corpus $s/corpus --out-dir $s/new" [lm-eval]="--checkpoint $s/run --corpus $s/corpus"
+  [lm-prepare-brown]="--raw $s/corpus --out-dir $s/new" [passkey-train]="--out-dir $s/new"
+  [passkey-eval]="--checkpoint $s/run --train-len 300")
+for t in "${tools[@]}"; do
+  b=(${base[$t]:-})
+  case_ unknown-flag "--no-such-flag" "$t" "${b[@]}" --no-such-flag 1
+  case_ missing-value "--out" "$t" "${b[@]}" --out --threads 1
+  case_ stray-word "stray" "$t" "${b[@]}" stray --threads 1
+  case_ unwritable-path "--out" "$t" "${b[@]}" --out "$s/file/x.csv"
+done
+# The same code (experiments/cli.cpp) for every tool: one tool per area is enough (each start of
+# a LibTorch executable costs about a second of CPU; the battery must stay under a minute).
+for t in theory-eviction synthetic-run lm-train passkey-eval; do
+  b=(${base[$t]:-})
+  case_ out-of-range "--seed" "$t" "${b[@]}" --seed -1
+  case_ missing-path "--config" "$t" "${b[@]}" --config "$s/dir"
+done
+case_ missing-value "--out" theory-eviction --threads 1 --out
+case_ missing-path "--config" theory-eviction --config "$s/no-such.conf"
+case_ unwritable-path "--out" theory-eviction --out "$s/dir"
+[[ $(id -u) -ne 0 ]] && case_ unwritable-path "--out" theory-eviction --out "$s/ro/x.csv"
+
+# --- 2. out-of-range values and sizes that cannot be allocated ---------------------------------
+case_ out-of-range "--n-list" attention-bench --n-list 0
+case_ out-of-range "--n-list" attention-bench --n-list 256,256
+case_ unallocatable "attention-bench" attention-bench --n-list 1048576 --heads 1024 --batch 1024 --max-reference-n 0
+case_ out-of-range "--eps" theory-eviction --eps 1e-15
+case_ out-of-range "--eps" theory-realization --eps 1e-300
+case_ out-of-range "--lengths" theory-realization --lengths 9000
+case_ out-of-range "--lengths" theory-fox-special-case --lengths 8,8
+case_ out-of-range "--max-n" theory-lower-bound --max-n 17
+case_ out-of-range "--n" synthetic-run --n 0
+case_ unallocatable "synthetic-run" synthetic-run --n 65536 --batch 65536
+case_ out-of-range "--seeds" synthetic-sweep --seeds 0
+case_ out-of-range "--models" synthetic-sweep --models fpa,fpa
+case_ unallocatable "synthetic-run" synthetic-sweep --n 65536 --batch 65536 --out-dir "$s/sweep-new"
+case_ out-of-range "--lr" lm-train --lr 11
+case_ out-of-range "heads" lm-train --hidden 30 --heads 4 --corpus "$s/corpus" --out-dir "$s/new"
+case_ unallocatable "lm-train" lm-train --hidden 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
+case_ unallocatable "lm-train" lm-train --layers 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
+case_ unallocatable "--print-params" lm-train --print-params --hidden 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  case_ out-of-range "--impl" lm-train --impl cuda --corpus "$s/corpus" --out-dir "$s/new"
+fi
+case_ out-of-range "--batch" lm-eval --batch 0 --checkpoint "$s/run"
+case_ unallocatable "lm-eval" lm-eval --batch 1000000 --checkpoint "$s/run" --corpus "$s/corpus" --out "$s/new.csv"
+case_ out-of-range "--length" passkey-train --length 100 --out-dir "$s/new"
+case_ out-of-range "--hidden" passkey-train --hidden 1000000000 --out-dir "$s/new"
+case_ unallocatable "passkey-train" passkey-train --hidden 1000000 --heads 4 --out-dir "$s/new"
+case_ out-of-range "--policies" passkey-eval --policies full,full --checkpoint "$s/run"
+case_ out-of-range "--lengths" passkey-eval --lengths 1,1 --checkpoint "$s/run"
+case_ unallocatable "passkey-eval" passkey-eval --checkpoint "$s/run" --train-len 300 --lengths 1000000000 --out "$s/new.csv"
+
+# --- 3. missing input paths ---------------------------------------------------------------------
+case_ missing-path "--corpus" lm-train --corpus "$s/no-such" --out-dir "$s/new"
+case_ missing-path "--checkpoint" lm-eval --checkpoint "$s/no-such"
+case_ missing-path "--corpus" lm-eval --checkpoint "$s/run" --corpus "$s/no-such"
+case_ missing-path "--raw" lm-prepare-brown --raw "$s/no-such" --out-dir "$s/new"
+case_ missing-path "--checkpoint" passkey-eval --checkpoint "$s/no-such"
+case_ missing-path "--filler-file" passkey-eval --checkpoint "$s/run" --filler-file "$s/no-such"
+case_ missing-path "--corpus-dir" passkey-train --corpus-dir "$s/no-such" --out-dir "$s/new"
+case_ missing-path "--filler-file" passkey-train --filler-file "$s/no-such" --out-dir "$s/new"
+case_ missing-path "--task-file" synthetic-run --task-file "$s/no-such.task"
+case_ missing-path "--run-exe" synthetic-sweep --run-exe "$s/no-such" --out-dir "$s/new"
+
+# --- 4. unwritable output locations other than --out ---------------------------------------------
+case_ unwritable-path "--out-dir" lm-train --corpus "$s/corpus" --out-dir "$s/file/run"
+case_ unwritable-path "--out-dir" passkey-train --out-dir "$s/file/run"
+case_ unwritable-path "--out-dir" synthetic-sweep --out-dir "$s/file/sweep"
+case_ unwritable-path "--out-dir" lm-prepare-brown --raw "$s/corpus" --out-dir "$s/file/text"
+case_ unwritable-path "--summary" passkey-eval --checkpoint "$s/run" --summary "$s/file/s.csv"
+case_ unwritable-path "--positions-out" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" --positions-out "$s/file/p.csv"
+case_ unwritable-path "--summary-out" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" --summary-out "$s/file/p.csv"
+case_ unwritable-path "--dump" synthetic-run --dump "$s/file/d.csv"
+
+# --- 5. corrupt checkpoints and corpora ---------------------------------------------------------
+case_ corrupt-checkpoint "flipped.pt" lm-eval --checkpoint "$s/flipped.pt" --corpus "$s/corpus" --out "$s/new.csv"
+case_ corrupt-checkpoint "edited.pt" lm-eval --checkpoint "$s/edited.pt" --corpus "$s/corpus" --out "$s/new.csv"
+case_ corrupt-checkpoint "flipped.pt" passkey-eval --checkpoint "$s/flipped.pt" --train-len 300 --out "$s/new.csv"
+case_ corrupt-checkpoint "edited.pt" passkey-eval --checkpoint "$s/edited.pt" --train-len 300 --out "$s/new.csv"
+case_ corrupt-checkpoint "checkpoint.pt" lm-train "${lm_tiny[@]}" --hidden 16 --steps 4 --corpus "$s/corpus" --out-dir "$s/flipped_run" --resume
+case_ corrupt-checkpoint "keep.csv" lm-eval --checkpoint "$s/keep.csv" --corpus "$s/corpus" --out "$s/new.csv"
+case_ corrupt-corpus "empty_corpus" lm-eval --checkpoint "$s/run" --corpus "$s/empty_corpus" --out "$s/new.csv"
+case_ corrupt-corpus "empty_corpus" lm-train "${lm_tiny[@]}" --hidden 16 --steps 2 --corpus "$s/empty_corpus" --out-dir "$s/new"
+case_ corrupt-corpus "empty_corpus" passkey-train --corpus-dir "$s/empty_corpus" --corpus-fraction 0.5 --length 260 --out-dir "$s/new"
+case_ corrupt-corpus "--raw" lm-prepare-brown --raw "$s/empty_corpus" --out-dir "$s/new"
+
+# --- 6. an existing run without --resume, a resume with another configuration --------------------
+case_ existing-run "--out-dir" lm-train "${lm_tiny[@]}" --hidden 16 --steps 2 --corpus "$s/corpus" --out-dir "$s/run"
+case_ existing-run "hidden = 16 there, 32 here" lm-train "${lm_tiny[@]}" --hidden 32 --steps 4 --corpus "$s/corpus" --out-dir "$s/run" --resume
+case_ existing-run "--out-dir" passkey-train --hidden 16 --heads 2 --layers 1 --length 260 --steps 2 --out-dir "$s/pk"
+case_ existing-run "hidden = 16 there, 32 here" passkey-train --hidden 32 --heads 2 --layers 1 --length 260 --steps 2 --out-dir "$s/pk" --resume
+
+# --- Run: two at a time (each start of a LibTorch executable costs about a second of CPU) -------
+tr '\n' '\0' <"$queue" | xargs -0 -P 2 -I{} bash -c 'run_one "$1"' _ {} >"$tmp/outcomes"
+cat "$tmp/outcomes"
+grep -q '^FAIL' "$tmp/outcomes" && status=1
+[[ $(grep -c '' "$tmp/outcomes") -eq $(grep -c '' "$queue") ]] || { echo "FAIL: cases lost"; status=1; }
+summary=$(sed -n 's/^[a-zA-Z]* *\[\([a-z-]*\)\].*/\1/p' "$tmp/outcomes" | sort | uniq -c |
+          awk '{ printf "%s%s %d", sep, $2, $1; sep = ", " }')
+echo "cases per class: $summary; total $(grep -c '' "$tmp/outcomes")"
+[[ $status -eq 0 ]] && echo PASS || echo FAIL
+exit $status
