@@ -7,11 +7,11 @@
 #   quick    : tiny, LM_QUICK_STEPS optimiser steps (default 200), seed 0, every variant
 #   full     : tiny at its full budget (LM_FULL_STEPS overrides); seeds LM_SEEDS (default 0 1 2)
 #              of FPA, FoX and the Transformer (C5 needs >= 3 per variant), seed 0 of softmax-nope
-#              and of FPA's exact backward (ablations). One tiny run took 4-6 minutes of training
-#              here plus about a minute of evaluation (results/lm/*.json wall_s), so the 11 runs
-#              take about 70 minutes on one core, 40 with JOBS=2 cores free.
+#              and of FPA's exact backward (ablations). Seed 0's runs took 4.5-8 minutes of training
+#              plus about a minute of evaluation (results/lm/*.csv.json wall_s: Transformer
+#              268+47 s, FoX 338+67 s, FPA 462+62 s), so seeds 1-2 add about 42 minutes on one core.
 #   lm-small : the small preset (about 3.3M parameters), FPA and FoX, seed 0: opt-in, see
-#              lm/README.md for its measured time (hours per run on this 2-core machine)
+#              lm/README.md for its estimated time (about 2 hours per run on one free core)
 # Runs live in runs/lm/<preset>-<profile>-steps<N>/<name> (checkpointed; an interrupted script
 # resumes them); a run whose summary row exists for the same settings is skipped. Names: the
 # variant for seed 0 ("fpa"), "<variant>-s<seed>" for other seeds, prefixed "small-" for the small
