@@ -13,6 +13,7 @@
 #include "lm/model.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fpa::lm {
