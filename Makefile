@@ -1,8 +1,10 @@
 # Two commands do everything on a fresh machine:
 #   make reproduce   install what is missing, build, run every study, write CSVs/tables/figures
 #   make test        install what is missing, build, run the whole test suite
-# PROFILE=quick (default, < 1 hour on 2 cores), PROFILE=full (the published numbers) or
-# PROFILE=passkey (claim C6's study alone: 5 seeds per variant, several hours).
+# PROFILE=quick (default, < 1 hour on 2 cores), PROFILE=full (the published numbers) or a
+# study's own long profile: PROFILE=passkey (claim C6: 5 seeds per variant, several hours),
+# PROFILE=c4-sweep (claim C4's head-dimension sweep) or PROFILE=lm-small (claim C5's small preset);
+# synthetic/README.md and lm/README.md give their measured times.
 
 PROFILE ?= quick
 BUILD   ?= build
@@ -10,8 +12,10 @@ JOBS    ?= 2
 export PROFILE
 
 STUDIES := theory bench synthetic lm passkey
-# The studies a profile runs: PROFILE=passkey is the passkey study alone.
-RUN_STUDIES := $(if $(filter passkey,$(PROFILE)),passkey,$(STUDIES))
+# The studies a profile runs: a study's own profile runs that study alone.
+STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm
+OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
+RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 
 .PHONY: all deps build test reproduce figures clean data-brown $(addprefix reproduce-,$(STUDIES))
 

@@ -1,6 +1,6 @@
 // lm-eval: validation and test perplexity and bits per byte of a checkpoint, the loss per token
 // position (averaged over windows, each starting at a document's start or a window boundary), and
-// optionally the one-row summary of SPEC section 7.
+// optionally the one-row summary of SPEC section 7 (with the training run's seed and config file).
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
@@ -12,10 +12,40 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 using namespace fpa;
 using namespace fpa::lm;
+
+namespace {
+
+// The training run's seed and --config file, from the provenance lm-train wrote beside the run's
+// log (<run-dir>/log.csv.json, Provenance::to_json's layout); empty when it is not there.
+struct TrainingRecord {
+  std::string seed, config;
+};
+
+TrainingRecord training_record(const std::string& checkpoint) {
+  namespace fs = std::filesystem;
+  fs::path dir(checkpoint);
+  if (fs::is_regular_file(dir)) dir = dir.parent_path();
+  std::ifstream in(dir / "log.csv.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto json = text.str();
+  auto after = [&](const std::string& key) {
+    const auto at = json.find(key);
+    if (at == std::string::npos) return std::string();
+    const auto from = at + key.size();
+    return json.substr(from, json.find_first_of(",\"\n", from) - from);
+  };
+  return {after("\n  \"seed\": "), after("\n    \"config\": \"")};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   Cli cli("lm-eval", "Perplexity, bits per byte and loss per position of an lm-train checkpoint.",
@@ -56,7 +86,10 @@ int main(int argc, char** argv) {
     const auto test = evaluate_documents(loaded.model, corpus.test, batch, cap);
     bar.finish();
 
-    const auto prov = Provenance::from(cli);
+    auto prov = Provenance::from(cli);
+    const auto trained = training_record(cli.get<std::string>("checkpoint"));
+    prov.config["train-seed"] = trained.seed;      // recorded in every sidecar below
+    prov.config["train-config"] = trained.config;
     CsvWriter eval(cli.out(), {"variant", "split", "documents", "tokens", "nll_per_token", "ppl",
                                "bpb", "step"});
     eval.row(variant, "validation", corpus.validation.size(), val.tokens,
@@ -78,16 +111,16 @@ int main(int argc, char** argv) {
     }
     if (const auto path = cli.get<std::string>("summary-out"); !path.empty()) {
       const auto& p = loaded.progress;
-      CsvWriter sum(path, {"preset", "variant", "params", "train_tokens", "tokens_per_s",
+      CsvWriter sum(path, {"preset", "variant", "seed", "params", "train_tokens", "tokens_per_s",
                            "val_ppl", "test_ppl", "test_bpb", "val_bpb", "steps", "impl",
-                           "min_grad", "gate_params"});
-      sum.row(p.preset, variant, loaded.model->parameter_count(), p.tokens,
+                           "min_grad", "gate_params", "config"});
+      sum.row(p.preset, variant, trained.seed, loaded.model->parameter_count(), p.tokens,
               fmt::format("{:.1f}", p.tokens / std::max(1e-9, p.train_time_s)),
               fmt::format("{:.4f}", val.perplexity()), fmt::format("{:.4f}", test.perplexity()),
               fmt::format("{:.4f}", test.bits_per_byte()),
               fmt::format("{:.4f}", val.bits_per_byte()), p.step, to_string(c.impl),
               has_gate(c.kind) && c.kind == AttentionKind::Fpa ? to_string(c.min_grad) : "",
-              loaded.model->gate_parameter_count());
+              loaded.model->gate_parameter_count(), trained.config);
       sum.commit(prov);
     }
     std::cerr << fmt::format("lm-eval {}: val ppl {:.4f} ({:.4f} bpb), test ppl {:.4f} ({:.4f} bpb)\n",

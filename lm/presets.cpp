@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 
 namespace fpa::lm {
@@ -10,33 +12,13 @@ namespace {
 
 std::vector<Preset> make_presets() {
   std::vector<Preset> all;
-  {
-    Preset p{"tiny", {}, {}, "CPU, minutes: the scale the suite runs"};
-    p.model.hidden = 128; p.model.layers = 2; p.model.heads = 4; p.model.context = 128;
-    p.train.steps = 1200; p.train.batch = 16; p.train.lr = 2e-3; p.train.warmup = 100;
-    p.train.val_every = 100; p.train.val_windows = 64; p.train.checkpoint_every = 100;
-    all.push_back(p);
-  }
-  {
-    Preset p{"small", {}, {}, "CPU, about an hour per variant on one core"};
-    p.model.hidden = 256; p.model.layers = 4; p.model.heads = 4; p.model.context = 256;
-    p.train.steps = 1200; p.train.batch = 16; p.train.lr = 1e-3; p.train.warmup = 100;
-    p.train.val_every = 200; p.train.val_windows = 64; p.train.checkpoint_every = 100;
-    all.push_back(p);
-  }
-  {
-    // FoX paper's small scale: 768 wide, 12 layers, 12 heads, GPT-NeoX tokenizer (50277 tokens),
-    // tied embeddings, SwiGLU width 1536 (2x): about 110M parameters. Needs a sub-word tokenizer,
-    // which this suite does not ship (see lm/README.md).
-    Preset p{"paper", {}, {}, "GPU, needs a sub-word tokenizer with vocab_size 50277"};
-    p.model.vocab_size = 50277; p.model.hidden = 768; p.model.layers = 12; p.model.heads = 12;
-    p.model.mlp_hidden = 1536; p.model.context = 2048;
-    p.train.steps = 5000; p.train.batch = 256; p.train.accum = 8; p.train.lr = 2e-3;
-    p.train.warmup = 250; p.train.val_every = 500; p.train.val_windows = 256;
-    p.train.checkpoint_every = 250;
-    all.push_back(p);
-  }
+  for (const auto& [name, text] : preset_files()) all.push_back(parse_preset(name, text));
   return all;
+}
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
 const std::vector<Preset>& presets() {
@@ -45,6 +27,48 @@ const std::vector<Preset>& presets() {
 }
 
 }  // namespace
+
+Preset parse_preset(const std::string& name, const std::string& text) {
+  Preset p{name, {}, {}, ""};
+  // lm-train's option names (a preset file is also a valid lm-train --config file).
+  const std::map<std::string, int64_t*> ints = {
+      {"vocab-size", &p.model.vocab_size}, {"hidden", &p.model.hidden},
+      {"layers", &p.model.layers}, {"heads", &p.model.heads}, {"mlp-hidden", &p.model.mlp_hidden},
+      {"context", &p.model.context}, {"steps", &p.train.steps}, {"batch", &p.train.batch},
+      {"accum", &p.train.accum}, {"warmup", &p.train.warmup}, {"val-every", &p.train.val_every},
+      {"val-windows", &p.train.val_windows}, {"checkpoint-every", &p.train.checkpoint_every}};
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto where = fmt::format("configs/lm/{}.conf line {}", name, number);
+    if (const auto hash = line.find('#'); hash != std::string::npos) {
+      if (p.note.empty() && trim(line.substr(0, hash)).empty()) p.note = trim(line.substr(hash + 1));
+      line.resize(hash);
+    }
+    line = trim(line);
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument(where + ": expected `name = value`");
+    const auto key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    size_t used = 0;
+    try {
+      if (key == "preset") {
+        if (value != name) throw std::invalid_argument("names another preset");
+        used = value.size();
+      } else if (key == "lr") {
+        p.train.lr = std::stod(value, &used);
+      } else if (auto it = ints.find(key); it != ints.end()) {
+        *it->second = std::stoll(value, &used);
+      } else {
+        throw std::invalid_argument("is not a preset setting");
+      }
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format("{}: bad setting '{}'", where, line));
+    }
+    if (used != value.size()) throw std::invalid_argument(fmt::format("{}: bad value '{}'", where, line));
+  }
+  return p;
+}
 
 const Preset& preset(const std::string& name) {
   for (const auto& p : presets())

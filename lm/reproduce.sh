@@ -1,72 +1,76 @@
 #!/usr/bin/env bash
-# Language models (SPEC section 5, claim C5): trains and evaluates the four attention variants on
-# the Brown corpus and writes results/lm/.
+# Language models (SPEC section 5, claim C5): trains and evaluates attention variants on the Brown
+# corpus from a preset file, configs/lm/<preset>.conf, and writes results/lm/.
 #
-#   lm/reproduce.sh <bin-dir>        PROFILE=quick (default) or full
+#   lm/reproduce.sh <bin-dir>        PROFILE=quick (default), full or lm-small
 #
-#   quick : tiny preset, LM_QUICK_STEPS optimiser steps (default 200) per variant
-#   full  : tiny preset at its full budget (lm/presets.cpp: 1200 steps; LM_FULL_STEPS overrides).
-#           In the quick profile's clean-clone run 200 steps took 49-60 s per variant while the
-#           synthetic study shared the 2 cores, so the four full runs take about 20-25 minutes.
-# Runs live in runs/lm/<profile>/<variant> (checkpointed; an interrupted script resumes them);
-# a variant whose summary row exists is skipped. Outputs per variant: train-<variant>.csv (log),
-# eval-<variant>.csv, positions-<variant>.csv, summary-<variant>.csv; and summary.csv.
+#   quick    : tiny, LM_QUICK_STEPS optimiser steps (default 200), seed 0, every variant
+#   full     : tiny at its full budget (LM_FULL_STEPS overrides); seeds LM_SEEDS (default 0 1 2)
+#              of FPA, FoX and the Transformer (C5 needs >= 3 per variant), seed 0 of softmax-nope
+#              and of FPA's exact backward (ablations). Seed 0's runs took 4.5-8 minutes of training
+#              plus about a minute of evaluation (results/lm/*.csv.json wall_s: Transformer
+#              268+47 s, FoX 338+67 s, FPA 462+62 s), so seeds 1-2 add about 42 minutes on one core.
+#   lm-small : the small preset (about 3.3M parameters), FPA and FoX, seed 0: opt-in, see
+#              lm/README.md for its estimated time (about 2 hours per run on one free core)
+# Runs live in runs/lm/<preset>-<profile>-steps<N>/<name> (checkpointed; an interrupted script
+# resumes them); a run whose summary row exists for the same settings is skipped. Names: the
+# variant for seed 0 ("fpa"), "<variant>-s<seed>" for other seeds, prefixed "small-" for the small
+# preset. Outputs per run: train-<name>.csv (log), eval-<name>.csv, positions-<name>.csv,
+# summary-<name>.csv; then summary.csv (every run, one row each).
 set -euo pipefail
 
 BIN=${1:?usage: lm/reproduce.sh <bin-dir>}
 PROFILE=${PROFILE:-quick}
-PRESET=${LM_PRESET:-tiny}
-SEED=${LM_SEED:-0}
-VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}
 OUT=results/lm
 case "$PROFILE" in
-  quick) STEPS=${LM_QUICK_STEPS:-200} ;;
-  full) STEPS=${LM_FULL_STEPS:-0} ;;  # 0: the preset's own step count
-  *) echo "error: PROFILE must be quick or full, got '$PROFILE'" >&2; exit 2 ;;
+  quick) PRESET=tiny; STEPS=${LM_QUICK_STEPS:-200}; SEEDS=0
+         VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}; ABLATIONS="softmax-nope" ;;
+  full) PRESET=tiny; STEPS=${LM_FULL_STEPS:-0}; SEEDS=${LM_SEEDS:-"0 1 2"}  # 0: the preset's steps
+        VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}; ABLATIONS="softmax-nope" ;;
+  lm-small) PRESET=small; STEPS=${LM_SMALL_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
+            VARIANTS=${LM_VARIANTS:-"fox fpa"}; ABLATIONS="" ;;
+  *) echo "error: PROFILE must be quick, full or lm-small, got '$PROFILE'" >&2; exit 2 ;;
 esac
+CONFIG=configs/lm/$PRESET.conf
 RUNS=runs/lm/$PRESET-$PROFILE-steps$STEPS
+PREFIX=$([[ $PRESET == tiny ]] && echo "" || echo "$PRESET-")
 
-# One run: <name> <variant> [extra lm-train flags]. Evaluation of the quick profile reads the
-# first LM_EVAL_BYTES bytes of each validation and test document (all of them in full).
+# One run: <name> <variant> <seed> [extra lm-train flags]. Evaluation of the quick profile reads
+# the first LM_EVAL_BYTES bytes of each validation and test document (the others: all of them).
 EVAL_CAP=0
 [[ "$PROFILE" == quick ]] && EVAL_CAP=${LM_EVAL_BYTES:-1024}
 run_one() {
-  local name=$1 v=$2; shift 2
-  local stamp="$PRESET $PROFILE steps=$STEPS seed=$SEED eval=$EVAL_CAP $*"
+  local name=$1 v=$2 seed=$3; shift 3
+  local stamp="$PRESET $PROFILE steps=$STEPS seed=$seed eval=$EVAL_CAP $*"
   if [[ -s "$OUT/summary-$name.csv" && "$(cat "$OUT/.done-$name" 2>/dev/null)" == "$stamp" ]]; then
     echo "lm: $name done (skipping)"
     return
   fi
-  echo "lm: training $name ($PRESET, profile $PROFILE) $(date -u +%H:%M:%S)"
-  "$BIN/lm-train" --preset "$PRESET" --variant "$v" --steps "$STEPS" --seed "$SEED" --threads 1 \
+  echo "lm: training $name ($PRESET, profile $PROFILE, seed $seed) $(date -u +%H:%M:%S)"
+  "$BIN/lm-train" --config "$CONFIG" --variant "$v" --steps "$STEPS" --seed "$seed" --threads 1 \
     --corpus data/brown/text --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" "$@"
   "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus data/brown/text --threads 1 \
     --max-tokens-per-doc "$EVAL_CAP" --out "$OUT/eval-$name.csv" \
     --positions-out "$OUT/positions-$name.csv" --summary-out "$OUT/summary-$name.csv"
   echo "$stamp" > "$OUT/.done-$name"
 }
-
-# Rows of several summary-<name>.csv under one header, written atomically.
-combine() {
-  local target=$1 first=1 tmp="$1.tmp.$$"; shift
-  for name in "$@"; do
-    if [[ $first == 1 ]]; then head -n 1 "$OUT/summary-$name.csv" > "$tmp"; first=0; fi
-    tail -n +2 "$OUT/summary-$name.csv" >> "$tmp"
-  done
-  mv "$tmp" "$target"
+run_name() {  # <variant> <seed>
+  [[ $2 == 0 ]] && echo "$PREFIX$1" || echo "$PREFIX$1-s$2"
 }
 
 lm/fetch_brown.sh "$BIN" data/brown
 mkdir -p "$OUT" "$RUNS"
-for v in $VARIANTS; do run_one "$v" "$v"; done
-combine "$OUT/summary.csv" $VARIANTS
-echo "lm: wrote $OUT/summary.csv"
-column -s, -t < "$OUT/summary.csv" || cat "$OUT/summary.csv"
-
-# FPA's backward mode: the default (straight-through) against the exact subgradient.
-if [[ "${LM_SKIP_MIN_GRAD:-0}" != 1 ]]; then
-  run_one fpa-exact fpa --min-grad exact
-  combine "$OUT/min_grad.csv" fpa fpa-exact
-  echo "lm: wrote $OUT/min_grad.csv"
-  column -s, -t < "$OUT/min_grad.csv" || cat "$OUT/min_grad.csv"
+# Seed-major: an interrupted profile leaves every variant with the same seeds.
+for seed in $SEEDS; do
+  for v in $VARIANTS; do
+    [[ $seed != 0 && " $ABLATIONS " == *" $v "* ]] && continue
+    run_one "$(run_name "$v" "$seed")" "$v" "$seed"
+  done
+done
+# FPA's backward mode: the default (straight-through) against the exact subgradient (tiny only).
+if [[ $PRESET == tiny && "${LM_SKIP_MIN_GRAD:-0}" != 1 ]]; then
+  run_one fpa-exact fpa 0 --min-grad exact
 fi
+# summary.csv: one row per run of every profile and preset (lm/combine_summaries.py).
+/usr/bin/python3 lm/combine_summaries.py "$OUT"
+column -s, -t < "$OUT/summary.csv" || cat "$OUT/summary.csv"

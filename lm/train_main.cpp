@@ -39,6 +39,7 @@ void apply_overrides(const Cli& cli, TrainOptions& o) {
   i64("layers", o.model.layers);
   i64("heads", o.model.heads);
   i64("mlp-hidden", o.model.mlp_hidden);
+  i64("vocab-size", o.model.vocab_size);
   if (cli.get<double>("lr") > 0) o.train.lr = cli.get<double>("lr");
   if (o.train.warmup >= o.train.steps) o.train.warmup = std::max<int64_t>(1, o.train.steps / 10);
 }
@@ -59,7 +60,8 @@ void print_param_counts(const ModelConfig& base) {
 int main(int argc, char** argv) {
   Cli cli("lm-train", "Train a byte-level language model (tiny, small or paper preset).", "");
   cli.add()
-      ("preset", po::value<std::string>()->default_value("tiny"), "tiny | small | paper")
+      ("preset", po::value<std::string>()->default_value("tiny"),
+       "tiny | small | paper (configs/lm/<preset>.conf, compiled in)")
       ("variant", po::value<std::string>()->default_value("fpa"),
        "attention: transformer | softmax-nope | fox | fpa")
       ("corpus", po::value<std::string>()->default_value("data/brown/text"),
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
       ("layers", po::value<int64_t>()->default_value(0), "layers (0: preset)")
       ("heads", po::value<int64_t>()->default_value(0), "heads (0: preset)")
       ("mlp-hidden", po::value<int64_t>()->default_value(0), "SwiGLU width (0: preset/auto)")
+      ("vocab-size", po::value<int64_t>()->default_value(0),
+       "vocabulary size (0: preset; this suite's tokenizer is byte-level, 256)")
       ("impl", po::value<std::string>()->default_value("auto"),
        "attention implementation: auto (fused when available) | reference | fused")
       ("min-grad", po::value<std::string>()->default_value("straight-through"),
@@ -89,7 +93,8 @@ int main(int argc, char** argv) {
       ("master-port", po::value<int>()->default_value(0), "rendezvous port for --nproc (0: free)")
       ("print-params", po::bool_switch(), "print the parameter count of every variant and exit");
   for (const char* n : {"steps", "batch", "accum", "warmup", "val-every", "val-windows",
-                        "checkpoint-every", "context", "hidden", "layers", "heads", "mlp-hidden"})
+                        "checkpoint-every", "context", "hidden", "layers", "heads", "mlp-hidden",
+                        "vocab-size"})
     cli.range(n, 0, 1e9);
   cli.range("lr", 0, 10);
   cli.range("st-temperature", 1e-6, 1e6);

@@ -17,11 +17,27 @@ C5_TOLERANCE = 0.02
 C5_MIN_SEEDS = 3  # SPEC section 8: fewer runs per variant leave C5 "not tested"
 
 C5_STATEMENT = "At language-model scale (about 110M parameters in the paper), FPA matches FoX perplexity."
-C5_RULE = (f"at the largest preset run, with at least {C5_MIN_SEEDS} runs (seeds) of FPA and of FoX, "
-           f"reproduced iff FPA's mean test perplexity is at most {C5_TOLERANCE:.0%} "
-           "above FoX's, (ppl_FPA - ppl_FoX) / ppl_FoX <= "
-           f"{C5_TOLERANCE}; not reproduced otherwise; not tested with fewer runs. "
+C5_RULE = (f"at the largest preset with at least {C5_MIN_SEEDS} seeds of FPA and of FoX, "
+           f"reproduced iff FPA's mean test perplexity over seeds is at most {C5_TOLERANCE:.0%} "
+           "above FoX's, (mean ppl_FPA - mean ppl_FoX) / mean ppl_FoX <= "
+           f"{C5_TOLERANCE}; not reproduced otherwise; not tested with fewer than {C5_MIN_SEEDS} seeds. "
+           "The FPA-FoX difference is given with a 95% Student t interval over the seeds both variants "
+           "ran (paired by seed); it is 'inside seed noise' when that interval contains 0. A preset with "
+           "fewer seeds is reported beside, outside the verdict. "
            "The scale is stated: a tiny byte-level model is not the paper's 110M.")
+
+# Student t quantiles t_{0.975, df} for the 95% interval (df = paired seeds - 1).
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t975(df):
+    return T975[max(k for k in T975 if k <= df)]  # the next smaller df: a slightly wider interval
+
+
+def sample_std(xs):
+    m = common.mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else math.nan
 
 
 def preset_rank(p):
@@ -56,34 +72,54 @@ def build(results, out):
         sec.sources = partial
     groups = {}
     for r in rows:
+        if r.get("min_grad") == "exact":  # an ablation (min_grad.csv), not FPA's runs
+            continue
         groups.setdefault((r["preset"], r["variant"]), []).append(r)
     keys = sorted(groups, key=lambda k: (preset_rank(k[0]), k[0], style.variant_sort_key(k[1])))
-    table = Table("lm_perplexity", "Language models: perplexity and bits per byte per variant (byte-level)",
-                  ["preset", "variant", "runs", "params", "train tokens", "val ppl", "test ppl", "test bpb",
-                   "tokens/s"], timing=["tokens/s"],
-                  note="Perplexity per byte (byte-level tokens); bpb: bits per byte; tokens/s: training "
-                       "throughput (a timing column). Means over runs when a cell has several.")
+    table = Table("lm_perplexity", "Language models: test perplexity over seeds per preset and variant (byte-level)",
+                  ["preset", "variant", "seeds", "params", "train tokens", "val ppl", "test ppl mean",
+                   "test ppl std", "test bpb", "tokens/s"], timing=["tokens/s"],
+                  note="Perplexity per byte (byte-level tokens); means over seeds, std: sample standard "
+                       "deviation over seeds ('-' for one seed); bpb: bits per byte; tokens/s: training "
+                       "throughput (a timing column).")
     agg = {}
     for k in keys:
         g = groups[k]
         a = {c: common.mean([num(r[c]) for r in g]) for c in ("params", "train_tokens", "tokens_per_s",
                                                                "val_ppl", "test_ppl", "test_bpb")}
         a["runs"] = len(g)
+        a["by_seed"] = {r.get("seed", str(i)): num(r["test_ppl"]) for i, r in enumerate(g)}
+        a["test_ppl_std"] = sample_std([num(r["test_ppl"]) for r in g])
         a["steps"] = "/".join(sorted({r.get("steps", "") for r in g if r.get("steps")})) or "?"
         a["min_grad"] = "/".join(sorted({r.get("min_grad", "") for r in g if r.get("min_grad")}))
         agg[k] = a
         table.add(k[0], style.label(k[1]), str(len(g)), f"{a['params'] / 1e6:.3f}M", f"{a['train_tokens'] / 1e6:.2f}M",
-                  a["val_ppl"], a["test_ppl"], a["test_bpb"], f"{a['tokens_per_s']:.0f}")
+                  a["val_ppl"], a["test_ppl"], a["test_ppl_std"], a["test_bpb"], f"{a['tokens_per_s']:.0f}")
     sec.tables.append(table)
     sec.figures.append(perplexity_figure(keys, agg, out))
+    curves = load_curves(results)
+    if curves:
+        sec.figures.append(curves_figure(curves, out))
     positions = load_positions(results)
     if positions:
-        sec.figures.append(position_figure(positions, out))
+        sec.figures.append(position_figure([d for d in positions if d["seed"] == "0"], out))
+        fig = position_difference_figure(positions, out)
+        if fig:
+            sec.figures.append(fig)
         sec.sources += sorted({p["rel"] for p in positions})
     else:
         sec.notes.append("No per-position loss CSV found under results/lm/: loss-vs-position figure not drawn.")
     decide_c5(agg, claim, results)
     return sec
+
+
+def paired_difference(fpa, fox):
+    """Relative FPA-FoX test perplexity difference per seed both ran: (mean, 95% t half-width, n)."""
+    seeds = sorted(set(fpa["by_seed"]) & set(fox["by_seed"]))
+    diffs = [(fpa["by_seed"][s] - fox["by_seed"][s]) / fox["by_seed"][s] for s in seeds]
+    if len(diffs) < 2:
+        return common.mean(diffs), math.nan, len(diffs)
+    return common.mean(diffs), t975(len(diffs) - 1) * sample_std(diffs) / math.sqrt(len(diffs)), len(diffs)
 
 
 def decide_c5(agg, claim, results):
@@ -93,7 +129,8 @@ def decide_c5(agg, claim, results):
     if not both:
         claim.setting = f"presets run: {', '.join(presets) or 'none'}; FPA and FoX not both present"
         return
-    p = both[-1]
+    enough = [p for p in both if min(agg[(p, "fpa")]["runs"], agg[(p, "fox")]["runs"]) >= C5_MIN_SEEDS]
+    p = (enough or both)[-1]
     fpa, fox = agg[(p, "fpa")], agg[(p, "fox")]
     diff = (fpa["test_ppl"] - fox["test_ppl"]) / fox["test_ppl"]
     steps = f"{fpa['steps']} steps, " if fpa["steps"] != "?" else ""
@@ -101,18 +138,39 @@ def decide_c5(agg, claim, results):
     cap = eval_cap(results)
     claim.setting = (f"preset '{p}': {fpa['params'] / 1e6:.2f}M parameters (FPA), {steps}"
                      f"{fpa['train_tokens'] / 1e6:.2f}M training tokens, byte-level Brown corpus, {grad}"
-                     f"{fpa['runs']} FPA / {fox['runs']} FoX run(s)"
+                     f"{fpa['runs']} FPA / {fox['runs']} FoX seed(s)"
                      + (f"; evaluated on the first {cap} bytes of each validation/test document" if cap else ""))
-    claim.number = (f"test ppl FPA {fpa['test_ppl']:.3f} vs FoX {fox['test_ppl']:.3f} "
+    claim.number = (f"mean test ppl FPA {fpa['test_ppl']:.3f} vs FoX {fox['test_ppl']:.3f} "
                     f"({diff:+.2%}); bpb {fpa['test_bpb']:.4f} vs {fox['test_bpb']:.4f}")
+    mean_d, half, n = paired_difference(fpa, fox)
+    if n >= 2:
+        lo, hi = mean_d - half, mean_d + half
+        inside = lo <= 0 <= hi
+        claim.number += f"; paired difference {mean_d:+.2%}, 95% interval [{lo:+.2%}, {hi:+.2%}] over {n} seeds"
+        claim.details.append(
+            f"FPA - FoX test perplexity, relative to FoX, per seed both ran ({n} seeds): mean {mean_d:+.2%}, "
+            f"95% Student t interval (paired by seed, {n - 1} degrees of freedom) [{lo:+.2%}, {hi:+.2%}]: "
+            + ("the difference is inside seed noise (the interval contains 0)." if inside else
+               f"the difference is outside seed noise (FPA {'worse' if lo > 0 else 'better'} than FoX on "
+               "every plausible mean)."))
+    else:
+        claim.details.append(f"FPA - FoX difference: {n} seed(s) run by both, too few for an interval; whether "
+                             "it is inside seed noise is not known.")
     claim.verdict = "reproduced" if diff <= C5_TOLERANCE else "not reproduced"
     if min(fpa["runs"], fox["runs"]) < C5_MIN_SEEDS:
-        claim.details.append(f"verdict withheld: {fpa['runs']} FPA and {fox['runs']} FoX run(s), fewer than "
-                             f"{C5_MIN_SEEDS} seeds each; the rule applied to them would say '{claim.verdict}'")
+        claim.details.append(f"verdict withheld: {fpa['runs']} FPA and {fox['runs']} FoX seed(s), fewer than "
+                             f"{C5_MIN_SEEDS} each; the rule applied to them would say '{claim.verdict}'")
         claim.verdict = "not tested at this scale"
     for (pp, v), a in sorted(agg.items(), key=lambda kv: (preset_rank(kv[0][0]), style.variant_sort_key(kv[0][1]))):
-        if pp == p:
-            claim.details.append(f"{style.label(v)}: test ppl {a['test_ppl']:.3f}, test bpb {a['test_bpb']:.4f}")
+        std = f" (std {a['test_ppl_std']:.3f})" if a["runs"] > 1 else ""
+        beside = "" if pp == p else " (outside the verdict)"
+        claim.details.append(f"preset '{pp}'{beside}, {style.label(v)}: {a['runs']} seed(s), mean test ppl "
+                             f"{a['test_ppl']:.3f}{std}, test bpb {a['test_bpb']:.4f}")
+    for pp in both:
+        if pp != p:
+            d = (agg[(pp, "fpa")]["test_ppl"] - agg[(pp, "fox")]["test_ppl"]) / agg[(pp, "fox")]["test_ppl"]
+            claim.details.append(f"preset '{pp}' beside the verdict: FPA {d:+.2%} against FoX "
+                                 f"({agg[(pp, 'fpa')]['runs']} / {agg[(pp, 'fox')]['runs']} seed(s))")
 
 
 def eval_cap(results):
@@ -128,39 +186,126 @@ def eval_cap(results):
 def perplexity_figure(keys, agg, out):
     import matplotlib.pyplot as plt
     presets = sorted({p for p, _ in keys}, key=lambda p: (preset_rank(p), p))
-    fig, axes = plt.subplots(len(presets), 2, figsize=(9, 3.0 * len(presets)), squeeze=False)
-    for row, p in zip(axes, presets):
+    fig, axes = plt.subplots(1, len(presets), figsize=(4.5 * len(presets), 3.4), squeeze=False)
+    for ax, p in zip(axes[0], presets):
         vs = [v for pp, v in keys if pp == p]
-        for ax, col, ylabel in zip(row, ("test_ppl", "test_bpb"),
-                                   ("test perplexity (per byte)", "test bits per byte")):
-            vals = [agg[(p, v)][col] for v in vs]
-            bars = ax.bar(range(len(vs)), vals, color=[style.colour(v) for v in vs])
-            for b, val in zip(bars, vals):
-                ax.text(b.get_x() + b.get_width() / 2, val, f"{val:.3f}", ha="center", va="bottom", fontsize=8)
-            ax.set_xticks(range(len(vs)))
-            ax.set_xticklabels([style.label(v).replace(" (", "\n(") for v in vs], fontsize=8)
-            ax.set_ylabel(ylabel)
-            ax.set_ylim(0, max(vals) * 1.15)
-            ax.set_title(f"preset '{p}'")
+        for i, v in enumerate(vs):
+            a = agg[(p, v)]
+            ys = [a["by_seed"][sd] for sd in sorted(a["by_seed"])]
+            ax.scatter([i] * len(ys), ys, color=style.colour(v), s=18, alpha=0.7, zorder=3)
+            ax.plot([i - 0.3, i + 0.3], [a["test_ppl"]] * 2, color=style.colour(v), linewidth=2.5)
+            ax.text(i + 0.32, a["test_ppl"], f"{a['test_ppl']:.3f}", va="center", fontsize=7)
+        ax.set_xticks(range(len(vs)))
+        ax.set_xticklabels([style.label(v).replace(" (", "\n(") for v in vs], fontsize=8)
+        ax.set_xlim(-0.6, len(vs) - 0.2)
+        ax.set_ylabel("test perplexity (per byte)")
+        ax.set_title(f"preset '{p}': a point per seed, bar = mean")
     fig.tight_layout()
-    return style.save(fig, out, "lm_perplexity"), "Test perplexity and bits per byte per variant."
+    return style.save(fig, out, "lm_perplexity"), "Test perplexity per variant: every seed a point, the mean a bar."
+
+
+def run_info(results):
+    """name -> (preset, seed) from the summary-<name>.csv files (the run names of lm/reproduce.sh)."""
+    info = {}
+    for f in glob.glob(os.path.join(results, "lm", "summary-*.csv")):
+        rows = common.read_csv(f) or []
+        if rows:
+            side = common.read_sidecar(f)
+            seed = rows[0].get("seed") or side.get("config", {}).get("train-seed") or str(side.get("seed", "0"))
+            info[os.path.basename(f)[len("summary-"):-4]] = (rows[0].get("preset", "?"), seed,
+                                                              rows[0].get("min_grad", ""))
+    return info
+
+
+def load_curves(results):
+    """Validation loss against training tokens of every train-<name>.csv (lm-train's log)."""
+    info, curves = run_info(results), []
+    for f in sorted(glob.glob(os.path.join(results, "lm", "train-*.csv"))):
+        name = os.path.basename(f)[len("train-"):-4]
+        rows = common.read_csv(f) or []
+        cfg = common.read_sidecar(f).get("config", {})
+        preset, seed, grad = info.get(name, (cfg.get("preset", "?"), cfg.get("seed", "?"), ""))
+        pts = [(num(r["tokens"]), num(r["val_loss"])) for r in rows if r.get("val_loss")]
+        if pts and grad != "exact" and cfg.get("variant"):
+            curves.append({"variant": cfg["variant"], "preset": preset, "seed": seed, "pts": pts})
+    return curves
+
+
+def curves_figure(curves, out):
+    import matplotlib.pyplot as plt
+    presets = sorted({c["preset"] for c in curves}, key=lambda p: (preset_rank(p), p))
+    fig, axes = plt.subplots(1, len(presets), figsize=(5 * len(presets), 3.6), squeeze=False)
+    for ax, p in zip(axes[0], presets):
+        seen = set()
+        for c in sorted(curves, key=lambda c: (style.variant_sort_key(c["variant"]), c["seed"])):
+            if c["preset"] != p:
+                continue
+            xs, ys = zip(*c["pts"])
+            ax.plot([x / 1e6 for x in xs], [y / math.log(2) for y in ys], color=style.colour(c["variant"]),
+                    linewidth=1.1, alpha=0.8, label=None if c["variant"] in seen else style.label(c["variant"]))
+            seen.add(c["variant"])
+        ax.set_xlabel("training tokens (millions)")
+        ax.set_ylabel("validation loss (bits per byte)")
+        ax.set_title(f"preset '{p}': a line per seed")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return style.save(fig, out, "lm_validation_curves"), "Validation loss against training tokens, a line per run."
 
 
 def load_positions(results):
-    found = []
+    info, found = run_info(results), []
     for f in common.csv_files(os.path.join(results, "lm")):
         rows = common.read_csv(f)
         if not rows or any(c not in rows[0] for c in POSITION_COLUMNS):
             continue
         side = common.read_sidecar(f)
         ckpt = side.get("config", {}).get("checkpoint", "")
+        name = os.path.basename(f)[len("positions-"):-4] if os.path.basename(f).startswith("positions-") else ""
+        preset, seed, grad = info.get(name, ("?", side.get("config", {}).get("train-seed") or "0", ""))
         found.append({"rel": os.path.relpath(f, results), "variant": rows[0]["variant"],
                       "run": os.path.basename(os.path.normpath(ckpt)) if ckpt else os.path.basename(f)[:-4],
+                      "preset": preset, "seed": str(seed), "min_grad": grad,
                       "pos": [int(num(r["position"], 0)) for r in rows],
                       "loss": [num(r["test_loss"]) for r in rows],
                       "windows": [num(r.get("test_windows", "1"), 1) for r in rows]})
     found.sort(key=lambda d: (style.variant_sort_key(d["variant"]), d["rel"]))
     return found
+
+
+def position_difference_figure(positions, out):
+    """FPA minus FoX test loss by position, per seed both ran (paired), per preset: the mean over
+    seeds and the band from the lowest to the highest seed."""
+    import matplotlib.pyplot as plt
+    runs = {}
+    for d in positions:
+        if d["variant"] in ("fpa", "fox") and d["min_grad"] != "exact":
+            runs.setdefault((d["preset"], d["seed"]), {})[d["variant"]] = d
+    pairs = {}
+    for (preset, seed), r in sorted(runs.items()):
+        if "fpa" in r and "fox" in r and r["fpa"]["pos"] == r["fox"]["pos"]:
+            diff = [(a - b) / math.log(2) for a, b in zip(r["fpa"]["loss"], r["fox"]["loss"])]
+            pairs.setdefault(preset, []).append((r["fpa"]["pos"], smooth(diff, 0.2)))
+    if not pairs:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for i, (preset, ds) in enumerate(sorted(pairs.items(), key=lambda kv: preset_rank(kv[0]))):
+        xs = [p + 1 for p in ds[0][0]]
+        cols = list(zip(*[d for _, d in ds]))
+        mean = [common.mean(list(c)) for c in cols]
+        colour = style.OTHER_COLOURS[i % len(style.OTHER_COLOURS)]
+        ax.plot(xs, mean, color=colour, label=f"preset '{preset}': mean over {len(ds)} seed(s)")
+        if len(ds) > 1:
+            ax.fill_between(xs, [min(c) for c in cols], [max(c) for c in cols], color=colour, alpha=0.25,
+                            label=f"preset '{preset}': lowest to highest seed")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("token position in the context window (bytes, log scale)")
+    ax.set_ylabel("FPA - FoX test loss (bits per byte)")
+    ax.set_title("FPA minus FoX loss by position (paired by seed; moving mean over +-20%)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return style.save(fig, out, "lm_position_difference"), ("FPA minus FoX test loss against token position, "
+                                                            "the mean over seeds and their spread.")
 
 
 def smooth(xs, fraction):

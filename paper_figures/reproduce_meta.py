@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Bookkeeping of `make reproduce`: the profile, each study's wall time and exit code, the total
 wall time and the machine, written to results/reproduce_meta.json for REPORT.md
-(results/passkey/reproduce_meta.json for PROFILE=passkey, which runs the passkey study alone).
+(results/<study>/reproduce_meta-<profile>.json for a study's own profile, which runs that study
+alone: PROFILE=passkey, c4-sweep, lm-small).
 
   reproduce_meta.py --state DIR start [N]          validate PROFILE, remember the start time (N studies)
   reproduce_meta.py --state DIR step NAME -- CMD   run one study, say what it does, time it
@@ -16,7 +17,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-PROFILES = ("quick", "full", "passkey")  # passkey: lm/passkey/reproduce.sh only
+# A study's own profile runs that study alone (the Makefile's STUDY_OF_PROFILE): profile -> results folder.
+OWN_PROFILES = {"passkey": "passkey", "c4-sweep": "synthetic", "lm-small": "lm"}
+PROFILES = ("quick", "full") + tuple(OWN_PROFILES)
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -42,7 +45,11 @@ def read_json(path):
 
 
 def meta_path(results, profile):
-    return os.path.join(results, "passkey" if profile == "passkey" else "", "reproduce_meta.json")
+    if profile == "passkey":  # its name before the other own profiles existed
+        return os.path.join(results, "passkey", "reproduce_meta.json")
+    if profile in OWN_PROFILES:
+        return os.path.join(results, OWN_PROFILES[profile], f"reproduce_meta-{profile}.json")
+    return os.path.join(results, "reproduce_meta.json")
 
 
 def start(state, profile, studies):
@@ -55,7 +62,7 @@ def start(state, profile, studies):
             os.remove(os.path.join(state, f))
     write_json(os.path.join(state, "start.json"), {"started_utc": utc_now(), "t0": time.time(), "profile": profile,
                                                       "studies": studies})
-    what = "passkey" if profile == "passkey" else "theory, kernels benchmark, synthetic, language models, passkey"
+    what = OWN_PROFILES.get(profile, "theory, kernels benchmark, synthetic, language models, passkey")
     print(f"[reproduce] PROFILE={profile}: {what}, then tables, figures and results/REPORT.md")
     return 0
 

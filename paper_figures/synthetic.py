@@ -60,17 +60,25 @@ def build(results, out):
     if rows is None:  # the sweep writes summary.csv at its end; summarise the finished runs so far
         rows = summarize_runs(results)
         partial = bool(rows)
+    import synthetic_sweep  # here: it imports this module's helpers
+    sweep = synthetic_sweep.build(results, out, sec, claim)
+    # The rule looks for SOME head dimension: the sweep's (n = 64, same training) add the
+    # dimensions summary.csv lacks; where both have a dimension, summary.csv's cell (more seeds) is used.
+    have = {r["head_dim"] for r in rows or []}
+    extra = [r for r in sweep if r["head_dim"] not in have]
+    if extra and not rows:  # only the sweep has run: its rows are the study's
+        path, partial, rows, extra = os.path.join(results, "synthetic", "sweep-n64", "summary.csv"), False, extra, []
     if not common.has_columns(rows, SUMMARY_COLUMNS, path):
         sec.tables.append(Table("synthetic_convergence", "Synthetic tasks: seeds converged / seeds run",
                                 ["task", "model", "head dim", "converged / run"],
                                 [[common.NOT_RUN, "-", "-", "-"]]))
         return sec
     sec.status = "run"
-    sec.sources.append("synthetic/summary.csv")
+    sec.sources.insert(0, os.path.relpath(path, results))
     if partial:
         sec.status = ("partial: no synthetic/summary.csv yet; summarised by make_all.py from the "
                       "finished runs in synthetic/runs/")
-        sec.sources = ["synthetic/runs/"]
+        sec.sources[0] = "synthetic/runs/"
     rows.sort(key=lambda r: (task_sort(r["task"]), int(num(r["head_dim"], 0)), model_sort(model_key(r))))
 
     table = Table("synthetic_convergence",
@@ -98,14 +106,14 @@ def build(results, out):
             sec.figures.append(fig)
     else:
         sec.notes.append("No attention/field dump found under results/synthetic/: maps not drawn.")
-    decide_c4(rows, claim, setting)
+    decide_c4(rows + extra, claim, setting)
     if partial:  # an unfinished sweep decides nothing: tasks or seeds may still be missing
         claim.details.insert(0, f"verdict withheld: the sweep has not finished; rule applied to the runs so far "
                                 f"would say '{claim.verdict}'")
         claim.verdict = "not tested at this scale"
         claim.setting = "sweep in progress (no summary.csv); " + claim.setting
     claim.links = ["figures/synthetic_convergence.md", "figures/synthetic_convergence.png",
-                   "synthetic/summary.csv"]
+                   "synthetic/summary.csv"] + claim.links
     return sec
 
 

@@ -43,6 +43,12 @@ struct SummaryRow {
   int seeds_run = 0, seeds_converged = 0, runs_missing = 0;
   double mass_mean = 0, mass_std = 0, mass2n_mean = 0, nmse_mean = 0, nmse2n_mean = 0;
   double mass_best_mean = 0, steps_to_converge_median = -1, wall_s_mean = 0;
+  int64_t n = 0;  // training length
+  // The seed closest to converging: the lowest nMSE (the criterion that attending to recent
+  // tokens cannot game), ties to the higher mass; -1 when no run is complete. Its mass and nMSE
+  // show how narrowly a failing cell fails.
+  int64_t best_seed = -1;
+  double best_seed_mass = 0, best_seed_nmse = 0;
 };
 
 // One row per (task, model, fpa_grad, head_dim), in grid order, from the runs' final rows

@@ -173,7 +173,9 @@ int main(int argc, char** argv) {
     summary.row(s.task, s.model, s.head_dim, s.seeds_run, s.seeds_converged, fmt_num(s.mass_mean),
                 fmt_num(s.mass_std), fmt_num(s.mass2n_mean), fmt_num(s.nmse_mean),
                 fmt_num(s.nmse2n_mean), s.fpa_grad, fmt_num(s.mass_best_mean),
-                fmt_num(s.steps_to_converge_median), fmt_num(s.wall_s_mean), s.runs_missing);
+                fmt_num(s.steps_to_converge_median), fmt_num(s.wall_s_mean), s.runs_missing, s.n,
+                s.best_seed < 0 ? std::string() : std::to_string(s.best_seed),
+                fmt_num(s.best_seed_mass), fmt_num(s.best_seed_nmse));
   summary.commit(provenance);
   std::cerr << fmt::format("synthetic-sweep: summary of {} rows in {}\n", summary.rows(), cli.out());
   return failed ? 1 : 0;

@@ -77,6 +77,43 @@ TEST(LmModel, InvalidConfigurationIsRejected) {
   EXPECT_THROW(preset("huge"), std::invalid_argument);
 }
 
+// The preset files (configs/lm/*.conf, compiled in) hold the values the presets had when they were
+// code: runs and checkpoints made before the move must resume and evaluate the same.
+TEST(LmModel, PresetFilesKeepTheEarlierPresets) {
+  const auto& t = preset("tiny");
+  EXPECT_EQ(std::vector<int64_t>({t.model.vocab_size, t.model.hidden, t.model.layers, t.model.heads,
+                                  t.model.context, t.model.mlp_hidden}),
+            std::vector<int64_t>({256, 128, 2, 4, 128, ModelConfig{}.mlp_hidden}));
+  EXPECT_EQ(std::vector<int64_t>({t.train.steps, t.train.batch, t.train.accum, t.train.warmup,
+                                  t.train.val_every, t.train.val_windows, t.train.checkpoint_every}),
+            std::vector<int64_t>({1200, 16, 1, 100, 100, 64, 100}));
+  EXPECT_EQ(t.train.lr, 2e-3);
+  const auto& s = preset("small");
+  EXPECT_EQ(std::vector<int64_t>({s.model.hidden, s.model.layers, s.model.heads, s.model.context,
+                                  s.train.steps, s.train.val_every}),
+            std::vector<int64_t>({256, 4, 4, 256, 1200, 200}));
+  EXPECT_EQ(s.train.lr, 1e-3);
+  const auto& p = preset("paper");
+  EXPECT_EQ(std::vector<int64_t>({p.model.vocab_size, p.model.hidden, p.model.layers, p.model.mlp_hidden,
+                                  p.model.context, p.train.batch, p.train.accum}),
+            std::vector<int64_t>({50277, 768, 12, 1536, 2048, 256, 8}));
+  EXPECT_EQ(t.note, "CPU, minutes: the scale the suite runs (claim C5's study, lm/reproduce.sh).");
+  EXPECT_EQ(preset_names(), (std::vector<std::string>{"tiny", "small", "paper"}));
+}
+
+TEST(LmModel, PresetFileErrorsNameTheLine) {
+  EXPECT_EQ(parse_preset("x", "# note\nhidden = 64\n").model.hidden, 64);
+  for (const char* bad : {"hidden = 64\nwidth = 3\n", "hidden = 6x4\n", "hidden\n", "preset = y\n",
+                          "lr = fast\n"}) {
+    try {
+      parse_preset("x", bad);
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("configs/lm/x.conf line"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(LmModel, LearningRateWarmsUpThenDecays) {
   TrainConfig t;
   t.steps = 100; t.warmup = 10; t.lr = 1.0; t.min_lr_ratio = 0.1;

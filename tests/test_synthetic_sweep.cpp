@@ -86,6 +86,9 @@ TEST(SyntheticSweep, TinySweepRunsAggregatesAndResumes) {
   EXPECT_EQ(row1.rfind("brackets,softmax,8,1,", 0), 0u) << row1;
   EXPECT_EQ(row2.rfind("brackets,fpa,8,1,", 0), 0u) << row2;
   EXPECT_NE(row2.find(",exact,"), std::string::npos) << row2;
+  // Then the training length and the cell's best seed (one seed here: seed 0) with its mass and nMSE.
+  EXPECT_NE(header.find(",runs_missing,n,best_seed,best_seed_mass,best_seed_nmse"), std::string::npos) << header;
+  EXPECT_NE(row1.find(",0,16,0,"), std::string::npos) << row1;
   EXPECT_TRUE(fs::exists(dir / "runs" / "brackets-softmax-d8-s0.csv"));
   EXPECT_TRUE(fs::exists(dir / "runs" / "brackets-fpa-exact-d8-s0.csv.json"));
 

@@ -1,0 +1,135 @@
+"""Claim C4's head-dimension sweep (synthetic/reproduce.sh, PROFILE=c4-sweep): seeds converged
+against head dimension per task and model, the smallest dimension at which each model converges on
+every seed, and each baseline cell's margin to the thresholds (its best seed's mass and nMSE, so a
+narrow failure reads as narrow). Reads results/synthetic/sweep-n<N>/summary.csv (synthetic-sweep's
+summary, one folder per training length n)."""
+import glob
+import os
+
+import common
+import style
+from common import Table, num
+from synthetic import (MIN_SEEDS_FOR_VERDICT, SUMMARY_COLUMNS, model_key, model_label, model_sort,
+                       task_sort)
+
+MASS_MIN, NMSE_MAX = 0.9, 0.1  # "converged" (SPEC section 4; synthetic/train.h)
+
+
+def load(results):
+    """{n: summary rows} of every sweep folder with a usable summary.csv."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(results, "synthetic", "sweep-n*", "summary.csv"))):
+        rows = common.read_csv(path)
+        if common.has_columns(rows, SUMMARY_COLUMNS, path):
+            n = int(os.path.basename(os.path.dirname(path))[len("sweep-n"):] or 0)
+            found[n] = rows
+    return found
+
+
+def dims_of(rows):
+    return sorted({int(num(r["head_dim"], 0)) for r in rows})
+
+
+def counts(r):
+    return int(num(r["seeds_converged"], 0)), int(num(r["seeds_run"], 0))
+
+
+def smallest_dim(rows, task, key):
+    """The smallest head dimension at which `key` converged on every seed (>= the verdict's
+    minimum of seeds), or 'none up to <largest d run>'."""
+    cells = sorted(((int(num(r["head_dim"], 0)), counts(r)) for r in rows
+                    if r["task"] == task and model_key(r) == key), key=lambda c: c[0])
+    for d, (conv, run) in cells:
+        if run >= MIN_SEEDS_FOR_VERDICT and conv == run:
+            return str(d)
+    return f"none up to {cells[-1][0]}" if cells else "-"
+
+
+def build(results, out, sec, claim):
+    """Adds the sweep's tables, figure, sources and claim details to the synthetic section.
+    Returns the n = 64 rows (the verdict's training length) for the C4 rule, [] when not run."""
+    sweeps = load(results)
+    if not sweeps:
+        sec.notes.append("Head-dimension sweep (PROFILE=c4-sweep) not run: no synthetic/sweep-n*/summary.csv.")
+        return []
+    sec.sources += [f"synthetic/sweep-n{n}/summary.csv" for n in sorted(sweeps)]
+    tasks = sorted({r["task"] for rows in sweeps.values() for r in rows}, key=task_sort)
+    keys = sorted({model_key(r) for rows in sweeps.values() for r in rows}, key=model_sort)
+
+    every_dim = sorted({d for rows in sweeps.values() for d in dims_of(rows)})
+    grid = Table("synthetic_head_dim", "Head-dimension sweep: seeds converged / seeds run per task, model and d",
+                 ["n", "task", "model"] + [f"d={d}" for d in every_dim] + ["smallest d, every seed"],
+                 note=f"Converged: target mass >= {MASS_MIN} and nMSE <= {NMSE_MAX} at the training length n. "
+                      f"Smallest d: the smallest head dimension at which every seed (at least "
+                      f"{MIN_SEEDS_FOR_VERDICT}) converged. '-': not run at that d.")
+    for n in sorted(sweeps):
+        rows = sweeps[n]
+        for t in tasks:
+            for k in keys:
+                cells = {int(num(r["head_dim"], 0)): counts(r) for r in rows if r["task"] == t and model_key(r) == k}
+                if cells:
+                    grid.add(str(n), t, model_label(k),
+                             *[f"{cells[d][0]}/{cells[d][1]}" if d in cells else "-" for d in every_dim],
+                             smallest_dim(rows, t, k))
+    sec.tables.append(grid)
+
+    smallest = Table("synthetic_smallest_dim", "Smallest head dimension at which each model converges on every seed",
+                     ["task", "model"] + [f"n={n}" for n in sorted(sweeps)],
+                     note="From the head-dimension sweep (figures/synthetic_head_dim.md for every cell). "
+                          "T3 predicts a constant dimension for FPA, T4 one growing with n for softmax and FoX.")
+    for t in tasks:
+        for k in keys:
+            smallest.add(t, model_label(k), *[smallest_dim(sweeps[n], t, k) for n in sorted(sweeps)])
+    sec.tables.append(smallest)
+
+    margins = Table("synthetic_baseline_margins", "Baseline cells of the sweep: the best seed against the thresholds",
+                    ["n", "task", "model", "d", "converged / run", "best seed", f"its mass (>= {MASS_MIN})",
+                     f"its nMSE (<= {NMSE_MAX})"],
+                    note="Best seed: the lowest nMSE (ties: the higher mass). A failing cell whose best seed "
+                         "sits just short of a threshold fails narrowly.")
+    for n in sorted(sweeps):
+        for r in sorted(sweeps[n], key=lambda r: (task_sort(r["task"]), model_sort(model_key(r)),
+                                                  int(num(r["head_dim"], 0)))):
+            if r["model"] in ("softmax", "fox"):
+                conv, run = counts(r)
+                margins.add(str(n), r["task"], model_label(model_key(r)), r["head_dim"], f"{conv}/{run}",
+                            r.get("best_seed") or "-", num(r.get("best_seed_mass")), num(r.get("best_seed_nmse")))
+    sec.tables.append(margins)
+
+    sec.figures.append((figure(sweeps, tasks, keys, out),
+                        "Seeds converged against head dimension, a panel per task, a line per model "
+                        "(solid: n = 64; dotted: other training lengths)."))
+    for n in sorted(sweeps):
+        claim.details.append(f"smallest head dimension converging on every seed at n = {n} (sweep): " + "; ".join(
+            f"{t}: " + ", ".join(f"{model_label(k)} {smallest_dim(sweeps[n], t, k)}" for k in keys) for t in tasks))
+    claim.links.append("figures/synthetic_smallest_dim.md")
+    return sweeps.get(64, [])
+
+
+def figure(sweeps, tasks, keys, out):
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False, sharey=True)
+    for ax, t in zip(axes[0], tasks):
+        for n in sorted(sweeps):
+            for i, k in enumerate(keys):
+                cells = sorted((int(num(r["head_dim"], 0)), counts(r)) for r in sweeps[n]
+                               if r["task"] == t and model_key(r) == k and counts(r)[1] > 0)
+                if not cells:
+                    continue
+                xs = [d for d, _ in cells]
+                ys = [conv / run for _, (conv, run) in cells]
+                ax.plot(xs, ys, color=style.colour(k.split("/")[0]), linestyle="-" if n == 64 else ":",
+                        marker=style.MARKERS[i % len(style.MARKERS)], markersize=4,
+                        label=model_label(k) + ("" if n == 64 else f", n = {n}"))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([1, 2, 4, 8, 16, 32, 64])
+        ax.set_xticklabels(["1", "2", "4", "8", "16", "32", "64"])
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_title(f"task '{t}'")
+        ax.set_xlabel("head dimension d (log scale)")
+    axes[0][0].set_ylabel("fraction of seeds converged")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0, 1, 0.84))
+    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 4), bbox_to_anchor=(0.5, 1.0),
+               frameon=False, fontsize=8)
+    return style.save(fig, out, "synthetic_head_dim")
