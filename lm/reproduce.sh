@@ -42,7 +42,7 @@ run_one() {
     --corpus data/brown/text --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" "$@"
   "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus data/brown/text --threads 1 \
     --max-tokens-per-doc "$EVAL_CAP" --out "$OUT/eval-$name.csv" \
-    --positions-out "$OUT/positions-$name.csv" --summary-out "$OUT/summary-$name.csv"
+    --positions "$OUT/positions-$name.csv" --summary "$OUT/summary-$name.csv"
   echo "$stamp" > "$OUT/.done-$name"
 }
 
@@ -65,7 +65,7 @@ column -s, -t < "$OUT/summary.csv" || cat "$OUT/summary.csv"
 
 # FPA's backward mode: the default (straight-through) against the exact subgradient.
 if [[ "${LM_SKIP_MIN_GRAD:-0}" != 1 ]]; then
-  run_one fpa-exact fpa --min-grad exact
+  run_one fpa-exact fpa --fpa-backward exact
   combine "$OUT/min_grad.csv" fpa fpa-exact
   echo "lm: wrote $OUT/min_grad.csv"
   column -s, -t < "$OUT/min_grad.csv" || cat "$OUT/min_grad.csv"
