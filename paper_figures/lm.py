@@ -1,6 +1,6 @@
 """Language models (claim C5): perplexity and bits per byte per variant, loss against token
 position. Reads results/lm/summary.csv and every per-position CSV under results/lm/ (columns
-variant, position, val_loss, test_loss, ... as lm-eval --positions-out writes them)."""
+variant, position, val_loss, test_loss, ... as lm-eval --positions writes them)."""
 import glob
 import math
 import os
@@ -70,7 +70,7 @@ def build(results, out):
                                                                "val_ppl", "test_ppl", "test_bpb")}
         a["runs"] = len(g)
         a["steps"] = "/".join(sorted({r.get("steps", "") for r in g if r.get("steps")})) or "?"
-        a["min_grad"] = "/".join(sorted({r.get("min_grad", "") for r in g if r.get("min_grad")}))
+        a["fpa_backward"] = "/".join(sorted({r.get("fpa_backward", "") for r in g if r.get("fpa_backward")}))
         agg[k] = a
         table.add(k[0], style.label(k[1]), str(len(g)), f"{a['params'] / 1e6:.3f}M", f"{a['train_tokens'] / 1e6:.2f}M",
                   a["val_ppl"], a["test_ppl"], a["test_bpb"], f"{a['tokens_per_s']:.0f}")
@@ -97,7 +97,7 @@ def decide_c5(agg, claim, results):
     fpa, fox = agg[(p, "fpa")], agg[(p, "fox")]
     diff = (fpa["test_ppl"] - fox["test_ppl"]) / fox["test_ppl"]
     steps = f"{fpa['steps']} steps, " if fpa["steps"] != "?" else ""
-    grad = f"FPA backward '{fpa['min_grad']}', " if fpa["min_grad"] else ""
+    grad = f"FPA backward '{fpa['fpa_backward']}', " if fpa["fpa_backward"] else ""
     cap = eval_cap(results)
     claim.setting = (f"preset '{p}': {fpa['params'] / 1e6:.2f}M parameters (FPA), {steps}"
                      f"{fpa['train_tokens'] / 1e6:.2f}M training tokens, byte-level Brown corpus, {grad}"
