@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "renamed_flags.h"
+
 #include <fmt/format.h>
 
 #include <unistd.h>
@@ -75,6 +77,34 @@ void Cli::check_tokens(const po::parsed_options& parsed, const po::options_descr
   }
 }
 
+namespace {
+
+// An old spelling of a flag this tool has under its new name (see renamed_flags.h).
+void refuse_renamed(const std::string& name, const po::options_description& all,
+                    const std::string& where) {
+  const auto now = renamed_to(name);
+  if (!now.empty() && !all.find_nothrow(name, false) && all.find_nothrow(now, false))
+    fail_usage(fmt::format("{}--{} is now --{}", where, name, now));
+}
+
+// The `name` of every `name = value` line of a --config file.
+std::vector<std::string> config_file_names(const std::string& path) {
+  std::vector<std::string> names;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    auto name = line.substr(0, eq);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty() && name[0] != '#') names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
 void Cli::check_paths() const {
   for (const auto& [name, kind] : inputs_)
     if (has(name) && !get<std::string>(name).empty())
@@ -88,8 +118,14 @@ void Cli::parse(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line_ += (i ? " " : "") + std::string(argv[i]);
   po::options_description all;
   all.add(specific_).add(common_);
+  for (int i = 1; i < argc; ++i) {
+    const std::string token = argv[i];
+    if (token.rfind("--", 0) == 0) refuse_renamed(token.substr(2, token.find('=') - 2), all, "");
+  }
   try {
-    const auto parsed = po::command_line_parser(argc, argv).options(all).run();
+    // No abbreviations: a prefix would silently pick another flag (--embed for --embed-std).
+    const auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    const auto parsed = po::command_line_parser(argc, argv).options(all).style(style).run();
     check_tokens(parsed, all);
     po::store(parsed, vm_);
     if (vm_.count("help")) {
@@ -104,6 +140,8 @@ void Cli::parse(int argc, char** argv) {
         fail_usage(fmt::format("--config: '{}' is not a readable file", path));
       std::ifstream in(path);
       if (!in) fail_usage(fmt::format("--config: cannot read '{}'", path));
+      for (const auto& name : config_file_names(path))
+        refuse_renamed(name, all, fmt::format("--config '{}': ", path));
       const auto from_file = po::parse_config_file(in, all);
       check_tokens(from_file, all);
       po::store(from_file, vm_);  // earlier (command-line) values win

@@ -7,7 +7,8 @@
 // parse() checks everything that can be checked before any work: unknown options, stray words,
 // a flag whose value is missing (`--out --threads 1`), negative values of unsigned options, the
 // declared ranges and checks, that declared inputs exist and that declared outputs (--out always)
-// can be written. A tool that checks more (memory, derived paths) uses the free functions below.
+// can be written. A retired spelling (renamed_flags.h) is refused with the new name; flags are
+// never abbreviated. A tool that checks more (memory, derived paths) uses the free functions below.
 #pragma once
 
 #include "experiments/usage_error.h"

@@ -12,15 +12,15 @@ OUT=results/bench/attention.csv
 THREADS=${BENCH_THREADS:-1}
 
 case "$PROFILE" in
-  quick) ARGS=(--n-list 256,512,1024,2048 --repeats 3 --reference-repeats 1 --reference-warmup 0) ;;
-  full)  ARGS=(--n-list 256,512,1024,2048,4096,8192 --repeats 3 --max-reference-n 4096
+  quick) ARGS=(--lengths 256,512,1024,2048 --repeats 3 --reference-repeats 1 --reference-warmup 0) ;;
+  full)  ARGS=(--lengths 256,512,1024,2048,4096,8192 --repeats 3 --max-reference-n 4096
                --reference-repeats 1 --reference-warmup 0) ;;
   *) echo "error: PROFILE must be quick or full" >&2; exit 2 ;;
 esac
 
-# Complete = the sidecar exists and records the same n list (the CSV is written atomically
-# together with it, so a killed run leaves neither).
-if [[ -f "$OUT" && -f "$OUT.json" ]] && grep -q "\"n-list\": *\"${ARGS[1]}\"" "$OUT.json"; then
+# Complete = the sidecar exists and records the same length list (the CSV is written atomically
+# together with it, so a killed run leaves neither; sidecars before issue 19 say "n-list").
+if [[ -f "$OUT" && -f "$OUT.json" ]] && grep -qE "\"(lengths|n-list)\": *\"${ARGS[1]}\"" "$OUT.json"; then
   echo "bench: $OUT is complete for PROFILE=$PROFILE, skipping"
   exit 0
 fi

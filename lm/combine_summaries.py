@@ -12,7 +12,7 @@ import sys
 
 out = sys.argv[1]
 COLUMNS = ["preset", "variant", "seed", "params", "train_tokens", "tokens_per_s", "val_ppl", "test_ppl",
-           "test_bpb", "val_bpb", "steps", "impl", "min_grad", "gate_params", "config"]
+           "test_bpb", "val_bpb", "steps", "impl", "fpa_backward", "gate_params", "config"]
 
 
 def rows_of(path):
@@ -24,6 +24,8 @@ def rows_of(path):
     except (OSError, ValueError):
         side = {}
     for r in rows:
+        if "min_grad" in r:  # the column's name in lm-evals before the flag vocabulary (issue 19)
+            r["fpa_backward"] = r.pop("min_grad")
         if not r.get("seed"):
             r["seed"] = str(side.get("config", {}).get("train-seed") or side.get("seed", ""))
         r["source"] = os.path.basename(path)
@@ -48,5 +50,5 @@ def write(name, rows):
 
 rows = [r for f in sorted(glob.glob(os.path.join(out, "summary-*.csv"))) for r in rows_of(f)]
 # The exact backward is an ablation: it must not pool with FPA's default (straight-through) runs.
-write("summary.csv", [r for r in rows if r.get("min_grad") != "exact"])
+write("summary.csv", [r for r in rows if r.get("fpa_backward") != "exact"])
 write("min_grad.csv", [r for r in rows if r["variant"] == "fpa" and r["preset"] == "tiny" and r["seed"] == "0"])

@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
       ("checkpoint", po::value<std::string>(), "run directory (or checkpoint file) of lm-train")
       ("corpus", po::value<std::string>()->default_value("data/brown/text"),
        "directory of plain-text documents (the same one the model was trained on)")
-      ("positions-out", po::value<std::string>()->default_value(""),
+      ("positions", po::value<std::string>()->default_value(""),
        "CSV of loss per position (position, val_loss, test_loss); empty: none")
-      ("summary-out", po::value<std::string>()->default_value(""),
+      ("summary", po::value<std::string>()->default_value(""),
        "one-row CSV with the columns of results/lm/summary.csv; empty: none")
       ("batch", po::value<int64_t>()->default_value(16), "windows per forward pass")
       ("max-tokens-per-doc", po::value<int64_t>()->default_value(0),
@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
               "--checkpoint is required");
   cli.input("checkpoint", PathKind::Any);
   cli.input("corpus", PathKind::Dir);
-  cli.output("positions-out", PathKind::File);
-  cli.output("summary-out", PathKind::File);
+  cli.output("positions", PathKind::File);
+  cli.output("summary", PathKind::File);
   cli.parse(argc, argv);
 
   try {
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
              test.perplexity(), test.bits_per_byte(), loaded.step);
     eval.commit(prov);
 
-    if (const auto path = cli.get<std::string>("positions-out"); !path.empty()) {
+    if (const auto path = cli.get<std::string>("positions"); !path.empty()) {
       CsvWriter pos(path, {"variant", "position", "val_loss", "test_loss", "val_windows",
                            "test_windows"});
       for (int64_t t = 0; t < c.context; ++t) {
@@ -109,11 +109,11 @@ int main(int argc, char** argv) {
       }
       pos.commit(prov);
     }
-    if (const auto path = cli.get<std::string>("summary-out"); !path.empty()) {
+    if (const auto path = cli.get<std::string>("summary"); !path.empty()) {
       const auto& p = loaded.progress;
       CsvWriter sum(path, {"preset", "variant", "seed", "params", "train_tokens", "tokens_per_s",
                            "val_ppl", "test_ppl", "test_bpb", "val_bpb", "steps", "impl",
-                           "min_grad", "gate_params", "config"});
+                           "fpa_backward", "gate_params", "config"});
       sum.row(p.preset, variant, trained.seed, loaded.model->parameter_count(), p.tokens,
               fmt::format("{:.1f}", p.tokens / std::max(1e-9, p.train_time_s)),
               fmt::format("{:.4f}", val.perplexity()), fmt::format("{:.4f}", test.perplexity()),

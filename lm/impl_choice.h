@@ -1,14 +1,10 @@
-// Which attention implementation a model uses: "reference", "fused", or "auto" (fused when this
-// build's fused CPU kernel runs for the variant, reference otherwise).
+// lm's name for fpa::choose_impl (kernels/impl_choice.h), which synthetic/ shares.
 #pragma once
 
-#include "kernels/attention.h"
-
-#include <string>
+#include "kernels/impl_choice.h"
 
 namespace fpa::lm {
 
-// Throws std::invalid_argument on an unknown name.
-fpa::Impl choose_impl(const std::string& name, fpa::Variant variant, fpa::MinGrad min_grad);
+using fpa::choose_impl;
 
 }  // namespace fpa::lm

@@ -34,7 +34,7 @@ Preset parse_preset(const std::string& name, const std::string& text) {
   const std::map<std::string, int64_t*> ints = {
       {"vocab-size", &p.model.vocab_size}, {"hidden", &p.model.hidden},
       {"layers", &p.model.layers}, {"heads", &p.model.heads}, {"mlp-hidden", &p.model.mlp_hidden},
-      {"context", &p.model.context}, {"steps", &p.train.steps}, {"batch", &p.train.batch},
+      {"length", &p.model.context}, {"steps", &p.train.steps}, {"batch", &p.train.batch},
       {"accum", &p.train.accum}, {"warmup", &p.train.warmup}, {"val-every", &p.train.val_every},
       {"val-windows", &p.train.val_windows}, {"checkpoint-every", &p.train.checkpoint_every}};
   std::istringstream in(text);

@@ -51,7 +51,7 @@ run_one() {
     --corpus data/brown/text --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" "$@"
   "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus data/brown/text --threads 1 \
     --max-tokens-per-doc "$EVAL_CAP" --out "$OUT/eval-$name.csv" \
-    --positions-out "$OUT/positions-$name.csv" --summary-out "$OUT/summary-$name.csv"
+    --positions "$OUT/positions-$name.csv" --summary "$OUT/summary-$name.csv"
   echo "$stamp" > "$OUT/.done-$name"
 }
 run_name() {  # <variant> <seed>
@@ -69,7 +69,7 @@ for seed in $SEEDS; do
 done
 # FPA's backward mode: the default (straight-through) against the exact subgradient (tiny only).
 if [[ $PRESET == tiny && "${LM_SKIP_MIN_GRAD:-0}" != 1 ]]; then
-  run_one fpa-exact fpa 0 --min-grad exact
+  run_one fpa-exact fpa 0 --fpa-backward exact
 fi
 # summary.csv: one row per run of every profile and preset (lm/combine_summaries.py).
 /usr/bin/python3 lm/combine_summaries.py "$OUT"

@@ -34,7 +34,7 @@ void apply_overrides(const Cli& cli, TrainOptions& o) {
   i64("val-every", o.train.val_every);
   i64("val-windows", o.train.val_windows);
   i64("checkpoint-every", o.train.checkpoint_every);
-  i64("context", o.model.context);
+  i64("length", o.model.context);
   i64("hidden", o.model.hidden);
   i64("layers", o.model.layers);
   i64("heads", o.model.heads);
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       ("val-every", po::value<int64_t>()->default_value(0), "steps between validations")
       ("val-windows", po::value<int64_t>()->default_value(0), "validation windows per pass")
       ("checkpoint-every", po::value<int64_t>()->default_value(0), "steps between checkpoints")
-      ("context", po::value<int64_t>()->default_value(0), "sequence length (0: preset)")
+      ("length", po::value<int64_t>()->default_value(0), "training sequence length, the model's context (0: preset)")
       ("hidden", po::value<int64_t>()->default_value(0), "model width (0: preset)")
       ("layers", po::value<int64_t>()->default_value(0), "layers (0: preset)")
       ("heads", po::value<int64_t>()->default_value(0), "heads (0: preset)")
@@ -86,14 +86,14 @@ int main(int argc, char** argv) {
        "vocabulary size (0: preset; this suite's tokenizer is byte-level, 256)")
       ("impl", po::value<std::string>()->default_value("auto"),
        "attention implementation: auto (fused when available) | reference | fused")
-      ("min-grad", po::value<std::string>()->default_value("straight-through"),
+      ("fpa-backward", po::value<std::string>()->default_value("straight-through"),
        "FPA backward: straight-through | exact")
       ("st-temperature", po::value<double>()->default_value(1.0), "straight-through tau_s")
       ("nproc", po::value<int>()->default_value(1), "ranks to start on this machine (Gloo)")
       ("master-port", po::value<int>()->default_value(0), "rendezvous port for --nproc (0: free)")
       ("print-params", po::bool_switch(), "print the parameter count of every variant and exit");
   for (const char* n : {"steps", "batch", "accum", "warmup", "val-every", "val-windows",
-                        "checkpoint-every", "context", "hidden", "layers", "heads", "mlp-hidden",
+                        "checkpoint-every", "length", "hidden", "layers", "heads", "mlp-hidden",
                         "vocab-size"})
     cli.range(n, 0, 1e9);
   cli.range("lr", 0, 10);
@@ -117,9 +117,9 @@ int main(int argc, char** argv) {
   cli.input("corpus", PathKind::Dir);
   cli.output("out-dir", PathKind::Dir);
   cli.require([](const po::variables_map& vm) {
-    const auto s = vm["min-grad"].as<std::string>();
+    const auto s = vm["fpa-backward"].as<std::string>();
     return s == "exact" || s == "straight-through";
-  }, "--min-grad must be exact or straight-through");
+  }, "--fpa-backward must be exact or straight-through");
   cli.parse(argc, argv);
 
   try {
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
     o.model = p.model;
     o.train = p.train;
     o.model.kind = parse_attention_kind(cli.get<std::string>("variant"));
-    o.model.min_grad = parse_min_grad(cli.get<std::string>("min-grad"));
+    o.model.min_grad = parse_min_grad(cli.get<std::string>("fpa-backward"));
     o.model.st_temperature = cli.get<double>("st-temperature");
     apply_overrides(cli, o);
     try {

@@ -113,7 +113,7 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
   if (lead) {
     fs::create_directories(o.out_dir);
     std::cerr << fmt::format(  // after the checks above, so that bad input gets one line only
-        "lm-train: preset {} variant {} impl {} min-grad {} ranks {}: {} parameters "
+        "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {}: {} parameters "
         "(gate/increment projections {})\n",
         o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
         fpa::to_string(o.model.min_grad), world, model->parameter_count(),

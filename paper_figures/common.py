@@ -1,12 +1,30 @@
 """Reading results/ CSVs (with their provenance sidecars) and writing tables as Markdown and
 LaTeX. Nothing here knows about a particular study."""
 import csv
+import functools
 import glob
 import json
 import math
 import os
+import re
 
 NOT_RUN = "not run"
+
+# Columns renamed so that one quantity has one name (docs/results-schema.md): CSVs written
+# before the rename read as if written after.
+RENAMED_COLUMNS = {"min_grad": "fpa_backward", "fpa_grad": "fpa_backward"}
+
+
+@functools.lru_cache(maxsize=None)
+def renamed_options():
+    """Retired flag -> current flag, from their one home, experiments/renamed_flags.cpp (sidecars
+    written before the rename record the old names)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments", "renamed_flags.cpp")
+    try:
+        with open(path) as f:
+            return dict(re.findall(r'\{"([a-z0-9-]+)", "([a-z0-9-]+)"\}', f.read()))
+    except OSError:
+        return {}
 
 
 def read_csv(path):
@@ -18,7 +36,7 @@ def read_csv(path):
             reader = csv.DictReader(f)
             if not reader.fieldnames:
                 return None
-            return [row for row in reader]
+            return [{RENAMED_COLUMNS.get(k, k): v for k, v in row.items()} for row in reader]
     except (OSError, csv.Error, UnicodeDecodeError) as e:
         warn(f"{path}: unreadable ({e}); treated as missing")
         return None
@@ -28,9 +46,13 @@ def read_sidecar(path):
     """The provenance JSON written beside a CSV (<file>.json), or {} when absent or corrupt."""
     try:
         with open(path + ".json") as f:
-            return json.load(f)
+            side = json.load(f)
     except (OSError, ValueError):
         return {}
+    if isinstance(side, dict) and isinstance(side.get("config"), dict):
+        renamed = renamed_options()
+        side["config"] = {renamed.get(k, k): v for k, v in side["config"].items()}
+    return side
 
 
 def csv_files(directory, pattern="*.csv"):

@@ -1,6 +1,6 @@
 """Attention kernels: time and peak extra memory against sequence length, per variant,
 implementation and (for FPA's backward pass) gradient mode. Reads results/bench/attention.csv
-(SPEC section 7 columns; optional min_grad and matmul_gflops columns)."""
+(SPEC section 7 columns; optional fpa_backward and matmul_gflops columns)."""
 import os
 
 import common
@@ -14,7 +14,7 @@ IMPL_MARKER = {"reference": "s", "fused": "o", "cuda": "^"}
 
 def grad_of(r):
     """FPA's backward mode for a fwd_bwd row ('' otherwise: the forward pass has none)."""
-    g = r.get("min_grad", "")
+    g = r.get("fpa_backward", "")
     return g if r["variant"] == "fpa" and r["pass"] == "fwd_bwd" and g not in ("", "-", "n/a") else ""
 
 

@@ -1,6 +1,6 @@
 """Language models (claim C5): perplexity and bits per byte per variant, loss against token
 position. Reads results/lm/summary.csv and every per-position CSV under results/lm/ (columns
-variant, position, val_loss, test_loss, ... as lm-eval --positions-out writes them)."""
+variant, position, val_loss, test_loss, ... as lm-eval --positions writes them)."""
 import glob
 import math
 import os
@@ -72,7 +72,7 @@ def build(results, out):
         sec.sources = partial
     groups = {}
     for r in rows:
-        if r.get("min_grad") == "exact":  # an ablation (min_grad.csv), not FPA's runs
+        if r.get("fpa_backward") == "exact":  # an ablation (min_grad.csv), not FPA's runs
             continue
         groups.setdefault((r["preset"], r["variant"]), []).append(r)
     keys = sorted(groups, key=lambda k: (preset_rank(k[0]), k[0], style.variant_sort_key(k[1])))
@@ -91,7 +91,7 @@ def build(results, out):
         a["by_seed"] = {r.get("seed", str(i)): num(r["test_ppl"]) for i, r in enumerate(g)}
         a["test_ppl_std"] = sample_std([num(r["test_ppl"]) for r in g])
         a["steps"] = "/".join(sorted({r.get("steps", "") for r in g if r.get("steps")})) or "?"
-        a["min_grad"] = "/".join(sorted({r.get("min_grad", "") for r in g if r.get("min_grad")}))
+        a["fpa_backward"] = "/".join(sorted({r.get("fpa_backward", "") for r in g if r.get("fpa_backward")}))
         agg[k] = a
         table.add(k[0], style.label(k[1]), str(len(g)), f"{a['params'] / 1e6:.3f}M", f"{a['train_tokens'] / 1e6:.2f}M",
                   a["val_ppl"], a["test_ppl"], a["test_ppl_std"], a["test_bpb"], f"{a['tokens_per_s']:.0f}")
@@ -134,7 +134,7 @@ def decide_c5(agg, claim, results):
     fpa, fox = agg[(p, "fpa")], agg[(p, "fox")]
     diff = (fpa["test_ppl"] - fox["test_ppl"]) / fox["test_ppl"]
     steps = f"{fpa['steps']} steps, " if fpa["steps"] != "?" else ""
-    grad = f"FPA backward '{fpa['min_grad']}', " if fpa["min_grad"] else ""
+    grad = f"FPA backward '{fpa['fpa_backward']}', " if fpa["fpa_backward"] else ""
     cap = eval_cap(results)
     claim.setting = (f"preset '{p}': {fpa['params'] / 1e6:.2f}M parameters (FPA), {steps}"
                      f"{fpa['train_tokens'] / 1e6:.2f}M training tokens, byte-level Brown corpus, {grad}"
@@ -213,7 +213,7 @@ def run_info(results):
             side = common.read_sidecar(f)
             seed = rows[0].get("seed") or side.get("config", {}).get("train-seed") or str(side.get("seed", "0"))
             info[os.path.basename(f)[len("summary-"):-4]] = (rows[0].get("preset", "?"), seed,
-                                                              rows[0].get("min_grad", ""))
+                                                              rows[0].get("fpa_backward", ""))
     return info
 
 
@@ -264,7 +264,7 @@ def load_positions(results):
         preset, seed, grad = info.get(name, ("?", side.get("config", {}).get("train-seed") or "0", ""))
         found.append({"rel": os.path.relpath(f, results), "variant": rows[0]["variant"],
                       "run": os.path.basename(os.path.normpath(ckpt)) if ckpt else os.path.basename(f)[:-4],
-                      "preset": preset, "seed": str(seed), "min_grad": grad,
+                      "preset": preset, "seed": str(seed), "fpa_backward": grad,
                       "pos": [int(num(r["position"], 0)) for r in rows],
                       "loss": [num(r["test_loss"]) for r in rows],
                       "windows": [num(r.get("test_windows", "1"), 1) for r in rows]})
@@ -278,7 +278,7 @@ def position_difference_figure(positions, out):
     import matplotlib.pyplot as plt
     runs = {}
     for d in positions:
-        if d["variant"] in ("fpa", "fox") and d["min_grad"] != "exact":
+        if d["variant"] in ("fpa", "fox") and d["fpa_backward"] != "exact":
             runs.setdefault((d["preset"], d["seed"]), {})[d["variant"]] = d
     pairs = {}
     for (preset, seed), r in sorted(runs.items()):

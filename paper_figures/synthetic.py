@@ -29,7 +29,7 @@ C4_RULE = ("reproduced iff, for some FPA backward mode and one head dimension d,
 
 
 def model_key(row):
-    grad = row.get("fpa_grad", "")
+    grad = row.get("fpa_backward", "")
     if row["model"] == "fpa" and grad and grad != "n/a":
         return f"fpa/{grad}"
     return row["model"]
@@ -127,12 +127,12 @@ def summarize_runs(results):
         final = [r for r in (common.read_csv(f) or []) if r.get("phase") == "final"]
         if final:
             r = final[-1]
-            groups.setdefault((r["task"], r["model"], r.get("fpa_grad", "n/a"), r["head_dim"]), []).append(r)
+            groups.setdefault((r["task"], r["model"], r.get("fpa_backward", "n/a"), r["head_dim"]), []).append(r)
     rows = []
     for (task, model, grad, hd), g in sorted(groups.items()):
         mass = [num(r["mass"]) for r in g]
         mu = common.mean(mass)
-        rows.append({"task": task, "model": model, "fpa_grad": grad, "head_dim": hd, "seeds_run": str(len(g)),
+        rows.append({"task": task, "model": model, "fpa_backward": grad, "head_dim": hd, "seeds_run": str(len(g)),
                      "seeds_converged": str(sum(r["converged"] == "1" for r in g)), "mass_mean": repr(mu),
                      "mass_std": repr(math.sqrt(common.mean([(m - mu) ** 2 for m in mass]))),
                      "mass2n_mean": repr(common.mean([num(r["mass2n"]) for r in g])),
@@ -149,7 +149,7 @@ def run_setting(results):
         side = common.read_sidecar(f)
         cfg = side.get("config", {})
         if cfg:
-            ns.add(cfg.get("n", "?"))
+            ns.add(cfg.get("length", "?"))
             steps.add(cfg.get("steps", "?"))
             heads.add(cfg.get("heads", "?"))
             seeds.add(str(side.get("seed", "?")))
@@ -260,7 +260,7 @@ def parse_run_name(name):
             dpart = [x for x in rest if x.startswith("d") and x[1:].isdigit()]
             spart = [x for x in rest if x.startswith("s") and x[1:].isdigit()]
             grad = "-".join(x for x in rest if x not in dpart + spart) or "n/a"
-            return {"task": "-".join(parts[:mi]), "model": p, "fpa_grad": grad if p == "fpa" else "n/a",
+            return {"task": "-".join(parts[:mi]), "model": p, "fpa_backward": grad if p == "fpa" else "n/a",
                     "head_dim": dpart[0][1:] if dpart else "?", "seed": spart[0][1:] if spart else "?"}
     return None
 
@@ -334,7 +334,7 @@ def pick_example(dumps):
     cands.sort(key=lambda k: (pref.index(k[0]) if k[0] in pref else 9, int(num(k[1], 0)), int(num(k[2], 0))))
     key = cands[0]
     chosen = {}
-    for x in sorted(by[key], key=lambda x: (x["fpa_grad"] != "straight-through", x["rel"])):
+    for x in sorted(by[key], key=lambda x: (x["fpa_backward"] != "straight-through", x["rel"])):
         chosen.setdefault(x["model"], x)
     return key, chosen
 
@@ -354,7 +354,7 @@ def attention_figure(dumps, out):
         att = data[m]["att"]
         masses = target_mass(att, data[m]["target"])
         h = int(np.argmax(masses))
-        label = style.label(m) + (f" ({chosen[m]['fpa_grad']})" if m == "fpa" else "")
+        label = style.label(m) + (f" ({chosen[m]['fpa_backward']})" if m == "fpa" else "")
         panels.append((f"{label}, head {h}\ntarget mass {masses[h]:.2f}", att[h], m))
     for ax, (title, mat, m) in zip(axes, panels):
         if m is not None:  # each row divided by its maximum: late rows spread over many keys
@@ -394,7 +394,7 @@ def field_figure(dumps, out):
     if not fpa:
         return None
     key, chosen = pick_example(dumps)
-    d = chosen["fpa"] if key else sorted(fpa, key=lambda x: (x["fpa_grad"] != "straight-through", x["rel"]))[0]
+    d = chosen["fpa"] if key else sorted(fpa, key=lambda x: (x["fpa_backward"] != "straight-through", x["rel"]))[0]
     data = load_dump(d["path"])
     n = data["n"]
     show = min(n, 48)
@@ -418,7 +418,7 @@ def field_figure(dumps, out):
                 label=f"alive keys at query {q}")
     ax1.set_ylabel("field level $\\phi_t$ (ground-truth units)")
     ax1.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
-    fig.suptitle(f"Task '{d['task']}', FPA ({d['fpa_grad']}), head dim {d['head_dim']}, seed {d['seed']}: "
+    fig.suptitle(f"Task '{d['task']}', FPA ({d['fpa_backward']}), head dim {d['head_dim']}, seed {d['seed']}: "
                  f"one held-out sequence (first {show} of {n} positions)", fontsize=10)
     types = data["types"][:show]
     img = data["target"][:show, :show].copy()

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
 
     fpa::CsvWriter csv(cli.out(), {"phase", "step", "lr", "loss", "mass", "mass_best", "nmse",
                                    "mass2n", "mass2n_best", "nmse2n", "converged",
-                                   "steps_to_converge", "wall_s", "task", "model", "fpa_grad",
+                                   "steps_to_converge", "wall_s", "task", "model", "fpa_backward",
                                    "heads", "head_dim", "n", "seed", "config"});
     const auto label = syn::fpa_grad_label(config);
     const auto key = syn::config_key(config);

@@ -1,5 +1,7 @@
 #include "run_options.h"
 
+#include "kernels/impl_choice.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,19 +13,20 @@ void add_run_options(Cli& cli) {
       ("task", po::value<std::string>()->default_value("dips"),
        "built-in task: dips, brackets, erase (or a path to a .task file)")
       ("task-file", po::value<std::string>(), "task table file (overrides --task); see synthetic/tasks/")
-      ("model", po::value<std::string>()->default_value("fpa"), "attention variant: softmax, fox, fpa")
-      ("fpa-grad", po::value<std::string>()->default_value("straight-through"),
+      ("variant", po::value<std::string>()->default_value("fpa"), "attention variant: softmax, fox, fpa")
+      ("fpa-backward", po::value<std::string>()->default_value("straight-through"),
        "FPA backward of the path minimum: exact, straight-through")
-      ("st-tau", po::value<double>()->default_value(1.0), "tau_s of the straight-through soft minimum")
-      ("impl", po::value<std::string>()->default_value("reference"), "attention implementation: reference, fused, cuda")
+      ("st-temperature", po::value<double>()->default_value(1.0), "tau_s of the straight-through soft minimum")
+      ("impl", po::value<std::string>()->default_value("auto"),
+       "attention implementation: auto (fused when available), reference, fused, cuda")
       ("heads", po::value<int>()->default_value(1), "attention heads")
       ("head-dim", po::value<int>()->default_value(8), "head dimension (same for every model)")
-      ("embed", po::value<int>()->default_value(32), "embedding width")
+      ("hidden", po::value<int>()->default_value(32), "model width (embeddings and attention input)")
       ("payload-values", po::value<int>()->default_value(16), "number of payload values")
       ("payload-dim", po::value<int>()->default_value(8), "dimension of the payload vectors")
       ("increment-bias-init", po::value<double>()->default_value(-1.0), "FPA: initial increment bias c_p")
       ("fox-gate-bias-init", po::value<double>(), "FoX: initial gate bias c_f (default: LibTorch's Linear init)")
-      ("n", po::value<int>()->default_value(64), "training sequence length (held-out: n and 2n)")
+      ("length", po::value<int>()->default_value(64), "training sequence length n (held-out: n and 2n)")
       ("batch", po::value<int>()->default_value(32), "sequences per step")
       ("steps", po::value<int>()->default_value(1000), "optimiser steps")
       ("lr", po::value<double>()->default_value(1e-2), "peak AdamW learning rate")
@@ -32,15 +35,15 @@ void add_run_options(Cli& cli) {
       ("weight-decay", po::value<double>()->default_value(0.01), "AdamW weight decay")
       ("eval-every", po::value<int>()->default_value(50), "steps between held-out evaluations (training curve)")
       ("eval-seqs", po::value<int>()->default_value(256), "held-out sequences at n and at 2n");
-  cli.range("st-tau", 1e-6, 1e6);
+  cli.range("st-temperature", 1e-6, 1e6);
   cli.range("heads", 1, 64);
   cli.range("head-dim", 1, 1024);
-  cli.range("embed", 1, 4096);
+  cli.range("hidden", 1, 4096);
   cli.range("payload-values", 1, 1 << 20);
   cli.range("payload-dim", 1, 4096);
   cli.range("increment-bias-init", -1e3, 1e3);
   cli.range("fox-gate-bias-init", -1e3, 1e3);
-  cli.range("n", 1, 1 << 16);
+  cli.range("length", 1, 1 << 16);
   cli.range("batch", 1, 1 << 16);
   cli.range("steps", 1, 1 << 24);
   cli.range("lr", 1e-12, 10);
@@ -49,14 +52,15 @@ void add_run_options(Cli& cli) {
   cli.range("weight-decay", 0, 10);
   cli.range("eval-every", 1, 1 << 24);
   cli.range("eval-seqs", 1, 1 << 20);
-  cli.require([](const po::variables_map& vm) { parse_variant(vm["model"].as<std::string>()); return true; },
-              "--model must be softmax, fox or fpa");
-  cli.require([](const po::variables_map& vm) { parse_min_grad(vm["fpa-grad"].as<std::string>()); return true; },
-              "--fpa-grad must be exact or straight-through");
+  cli.require([](const po::variables_map& vm) { parse_variant(vm["variant"].as<std::string>()); return true; },
+              "--variant must be softmax, fox or fpa");
+  cli.require([](const po::variables_map& vm) { parse_min_grad(vm["fpa-backward"].as<std::string>()); return true; },
+              "--fpa-backward must be exact or straight-through");
   cli.require([](const po::variables_map& vm) {
-                return impl_available(parse_impl(vm["impl"].as<std::string>()));
+                const auto s = vm["impl"].as<std::string>();
+                return s == "auto" || impl_available(parse_impl(s));
               },
-              "--impl must be reference, fused or (in a CUDA build) cuda");
+              "--impl must be auto, reference, fused or (in a CUDA build) cuda");
   cli.input("task-file", PathKind::File);
 }
 
@@ -86,17 +90,17 @@ RunConfig run_config_from(const Cli& cli) {
   m.num_types = int64_t(c.task.types.size());
   m.payload_values = cli.get<int>("payload-values");
   m.payload_dim = cli.get<int>("payload-dim");
-  m.embed = cli.get<int>("embed");
+  m.embed = cli.get<int>("hidden");
   m.heads = cli.get<int>("heads");
   m.head_dim = cli.get<int>("head-dim");
-  m.attention.variant = parse_variant(cli.get<std::string>("model"));
-  m.attention.min_grad = parse_min_grad(cli.get<std::string>("fpa-grad"));
-  m.attention.st_temperature = cli.get<double>("st-tau");
-  m.attention.impl = parse_impl(cli.get<std::string>("impl"));
+  m.attention.variant = parse_variant(cli.get<std::string>("variant"));
+  m.attention.min_grad = parse_min_grad(cli.get<std::string>("fpa-backward"));
+  m.attention.st_temperature = cli.get<double>("st-temperature");
+  m.attention.impl = choose_impl(cli.get<std::string>("impl"), m.attention.variant, m.attention.min_grad);
   m.increment_bias_init = cli.get<double>("increment-bias-init");
   m.fox_gate_bias_set = cli.has("fox-gate-bias-init");
   if (m.fox_gate_bias_set) m.fox_gate_bias_init = cli.get<double>("fox-gate-bias-init");
-  c.n = cli.get<int>("n");
+  c.n = cli.get<int>("length");
   c.batch = cli.get<int>("batch");
   c.steps = cli.get<int>("steps");
   c.lr = cli.get<double>("lr");

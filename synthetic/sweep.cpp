@@ -18,7 +18,7 @@ const std::vector<std::string> kSummaryColumns = {
     "task", "model", "head_dim", "seeds_run", "seeds_converged", "mass_mean", "mass_std",
     "mass2n_mean", "nmse_mean", "nmse2n_mean",
     // then:
-    "fpa_grad", "mass_best_mean", "steps_to_converge_median", "wall_s_mean", "runs_missing",
+    "fpa_backward", "mass_best_mean", "steps_to_converge_median", "wall_s_mean", "runs_missing",
     "n", "best_seed", "best_seed_mass", "best_seed_nmse"};
 
 std::vector<SweepRun> make_grid(const GridSpec& spec) {
@@ -39,9 +39,9 @@ std::vector<SweepRun> make_grid(const GridSpec& spec) {
             const auto grad_part = model == "fpa" ? "-" + grad : std::string();
             r.group = fmt::format("{}-{}{}-d{}", task_label, model, grad_part, d);
             r.name = fmt::format("{}-s{}", r.group, seed);
-            r.args = {"--task", task, "--model", model, "--head-dim", std::to_string(d),
+            r.args = {"--task", task, "--variant", model, "--head-dim", std::to_string(d),
                       "--seed", std::to_string(seed)};
-            if (model == "fpa") r.args.insert(r.args.end(), {"--fpa-grad", grad});
+            if (model == "fpa") r.args.insert(r.args.end(), {"--fpa-backward", grad});
             r.args.insert(r.args.end(), spec.shared_args.begin(), spec.shared_args.end());
             r.config = run_config_from_args(r.args);
             runs.push_back(std::move(r));

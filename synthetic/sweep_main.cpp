@@ -65,23 +65,24 @@ int main(int argc, char** argv) {
   cli.add()
       ("tasks", fpa::po::value<std::string>()->default_value("dips,brackets,erase"),
        "comma-separated built-in tasks or .task files")
-      ("models", fpa::po::value<std::string>()->default_value("softmax,fox,fpa"), "comma-separated variants")
+      ("variants", fpa::po::value<std::string>()->default_value("softmax,fox,fpa"), "comma-separated variants")
       ("head-dims", fpa::po::value<std::string>()->default_value("8"), "comma-separated head dimensions")
-      ("fpa-grads", fpa::po::value<std::string>()->default_value("exact,straight-through"),
-       "FPA backward modes (each is its own grid row)")
+      ("fpa-backward", fpa::po::value<std::string>()->default_value("exact,straight-through"),
+       "comma-separated FPA backward modes (each is its own grid row)")
       ("seeds", fpa::po::value<int>()->default_value(10), "seeds per cell: --seed, --seed+1, ...")
       ("jobs,j", fpa::po::value<int>()->default_value(1), "runs in parallel (processes)")
       ("out-dir", fpa::po::value<std::string>()->default_value("results/synthetic"),
        "per-run CSVs go to OUT_DIR/runs, their logs to OUT_DIR/logs")
       ("run-exe", fpa::po::value<std::string>(), "synthetic-run executable (default: next to this one)")
       ("steps", fpa::po::value<int>()->default_value(1000), "optimiser steps per run")
-      ("n", fpa::po::value<int>()->default_value(64), "training sequence length")
+      ("length", fpa::po::value<int>()->default_value(64), "training sequence length n")
       ("heads", fpa::po::value<int>()->default_value(1), "attention heads")
       ("batch", fpa::po::value<int>()->default_value(32), "sequences per step")
       ("eval-every", fpa::po::value<int>()->default_value(50), "steps between held-out evaluations")
       ("eval-seqs", fpa::po::value<int>()->default_value(256), "held-out sequences at n and 2n")
-      ("impl", fpa::po::value<std::string>()->default_value("reference"), "attention implementation")
-      ("st-tau", fpa::po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
+      ("impl", fpa::po::value<std::string>()->default_value("auto"),
+       "attention implementation: auto (fused when available), reference, fused, cuda")
+      ("st-temperature", fpa::po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
       ("summarize-only", fpa::po::bool_switch(), "run nothing: summarise the runs already complete")
       ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
   cli.range("seeds", 1, 100000);
@@ -92,20 +93,20 @@ int main(int argc, char** argv) {
 
   syn::GridSpec spec;
   spec.tasks = fpa::split_unique_list(cli.get<std::string>("tasks"), "tasks");
-  spec.models = fpa::split_unique_list(cli.get<std::string>("models"), "models");
-  spec.fpa_grads = fpa::split_unique_list(cli.get<std::string>("fpa-grads"), "fpa-grads");
+  spec.models = fpa::split_unique_list(cli.get<std::string>("variants"), "variants");
+  spec.fpa_grads = fpa::split_unique_list(cli.get<std::string>("fpa-backward"), "fpa-backward");
   spec.head_dims = fpa::split_int_list(cli.get<std::string>("head-dims"), "head-dims");
   fpa::require_unique(spec.head_dims, "head-dims");
   spec.first_seed = cli.seed();
   spec.seeds = cli.get<int>("seeds");
   spec.shared_args = {"--steps", std::to_string(cli.get<int>("steps")),
-                      "--n", std::to_string(cli.get<int>("n")),
+                      "--length", std::to_string(cli.get<int>("length")),
                       "--heads", std::to_string(cli.get<int>("heads")),
                       "--batch", std::to_string(cli.get<int>("batch")),
                       "--eval-every", std::to_string(cli.get<int>("eval-every")),
                       "--eval-seqs", std::to_string(cli.get<int>("eval-seqs")),
                       "--impl", cli.get<std::string>("impl"),
-                      "--st-tau", fmt::format("{}", cli.get<double>("st-tau")),
+                      "--st-temperature", fmt::format("{}", cli.get<double>("st-temperature")),
                       "--threads", std::to_string(cli.threads())};
   const auto runs = syn::make_grid(spec);  // bad values end here with a one-line error
   for (const auto& r : runs) syn::require_run_memory(r.config);

@@ -72,7 +72,7 @@ for i in 0 1 2 3 4 5 6 7 8 9; do
   : >"$s/empty_corpus/doc$i.txt"
 done
 echo "the grass is green. " >"$s/filler.txt"
-lm_tiny=(--heads 2 --layers 1 --context 16 --batch 2 --warmup 1 --val-every 2 --val-windows 1
+lm_tiny=(--heads 2 --layers 1 --length 16 --batch 2 --warmup 1 --val-every 2 --val-windows 1
          --checkpoint-every 2 --threads 1)
 setup() { "$@" >"$tmp/setup.log" 2>&1 || { echo "FAIL setup: $*"; cat "$tmp/setup.log"; exit 1; }; }
 if has lm-train; then
@@ -132,19 +132,19 @@ case_ unwritable-path "--out" theory-eviction --out "$s/dir"
 [[ $(id -u) -ne 0 ]] && case_ unwritable-path "--out" theory-eviction --out "$s/ro/x.csv"
 
 # --- 2. out-of-range values and sizes that cannot be allocated ---------------------------------
-case_ out-of-range "--n-list" attention-bench --n-list 0
-case_ out-of-range "--n-list" attention-bench --n-list 256,256
-case_ unallocatable "attention-bench" attention-bench --n-list 1048576 --heads 1024 --batch 1024 --max-reference-n 0
+case_ out-of-range "--lengths" attention-bench --lengths 0
+case_ out-of-range "--lengths" attention-bench --lengths 256,256
+case_ unallocatable "attention-bench" attention-bench --lengths 1048576 --heads 1024 --batch 1024 --max-reference-n 0
 case_ out-of-range "--eps" theory-eviction --eps 1e-15
 case_ out-of-range "--eps" theory-realization --eps 1e-300
 case_ out-of-range "--lengths" theory-realization --lengths 9000
 case_ out-of-range "--lengths" theory-fox-special-case --lengths 8,8
 case_ out-of-range "--max-n" theory-lower-bound --max-n 17
-case_ out-of-range "--n" synthetic-run --n 0
-case_ unallocatable "synthetic-run" synthetic-run --n 65536 --batch 65536
+case_ out-of-range "--length" synthetic-run --length 0
+case_ unallocatable "synthetic-run" synthetic-run --length 65536 --batch 65536
 case_ out-of-range "--seeds" synthetic-sweep --seeds 0
-case_ out-of-range "--models" synthetic-sweep --models fpa,fpa
-case_ unallocatable "synthetic-run" synthetic-sweep --n 65536 --batch 65536 --out-dir "$s/sweep-new"
+case_ out-of-range "--variants" synthetic-sweep --variants fpa,fpa
+case_ unallocatable "synthetic-run" synthetic-sweep --length 65536 --batch 65536 --out-dir "$s/sweep-new"
 case_ out-of-range "--lr" lm-train --lr 11
 case_ out-of-range "heads" lm-train --hidden 30 --heads 4 --corpus "$s/corpus" --out-dir "$s/new"
 case_ unallocatable "lm-train" lm-train --hidden 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
@@ -169,7 +169,7 @@ case_ missing-path "--corpus" lm-eval --checkpoint "$s/run" --corpus "$s/no-such
 case_ missing-path "--raw" lm-prepare-brown --raw "$s/no-such" --out-dir "$s/new"
 case_ missing-path "--checkpoint" passkey-eval --checkpoint "$s/no-such"
 case_ missing-path "--filler-file" passkey-eval --checkpoint "$s/run" --filler-file "$s/no-such"
-case_ missing-path "--corpus-dir" passkey-train --corpus-dir "$s/no-such" --out-dir "$s/new"
+case_ missing-path "--corpus" passkey-train --corpus "$s/no-such" --out-dir "$s/new"
 case_ missing-path "--filler-file" passkey-train --filler-file "$s/no-such" --out-dir "$s/new"
 case_ missing-path "--task-file" synthetic-run --task-file "$s/no-such.task"
 case_ missing-path "--run-exe" synthetic-sweep --run-exe "$s/no-such" --out-dir "$s/new"
@@ -180,8 +180,8 @@ case_ unwritable-path "--out-dir" passkey-train --out-dir "$s/file/run"
 case_ unwritable-path "--out-dir" synthetic-sweep --out-dir "$s/file/sweep"
 case_ unwritable-path "--out-dir" lm-prepare-brown --raw "$s/corpus" --out-dir "$s/file/text"
 case_ unwritable-path "--summary" passkey-eval --checkpoint "$s/run" --summary "$s/file/s.csv"
-case_ unwritable-path "--positions-out" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" --positions-out "$s/file/p.csv"
-case_ unwritable-path "--summary-out" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" --summary-out "$s/file/p.csv"
+case_ unwritable-path "--positions" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" --positions "$s/file/p.csv"
+case_ unwritable-path "--summary" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" --summary "$s/file/p.csv"
 case_ unwritable-path "--dump" synthetic-run --dump "$s/file/d.csv"
 
 # --- 5. corrupt checkpoints and corpora ---------------------------------------------------------
@@ -193,7 +193,7 @@ case_ corrupt-checkpoint "checkpoint.pt" lm-train "${lm_tiny[@]}" --hidden 16 --
 case_ corrupt-checkpoint "keep.csv" lm-eval --checkpoint "$s/keep.csv" --corpus "$s/corpus" --out "$s/new.csv"
 case_ corrupt-corpus "empty_corpus" lm-eval --checkpoint "$s/run" --corpus "$s/empty_corpus" --out "$s/new.csv"
 case_ corrupt-corpus "empty_corpus" lm-train "${lm_tiny[@]}" --hidden 16 --steps 2 --corpus "$s/empty_corpus" --out-dir "$s/new"
-case_ corrupt-corpus "empty_corpus" passkey-train --corpus-dir "$s/empty_corpus" --corpus-fraction 0.5 --length 260 --out-dir "$s/new"
+case_ corrupt-corpus "empty_corpus" passkey-train --corpus "$s/empty_corpus" --corpus-fraction 0.5 --length 260 --out-dir "$s/new"
 case_ corrupt-corpus "--raw" lm-prepare-brown --raw "$s/empty_corpus" --out-dir "$s/new"
 
 # --- 6. an existing run without --resume, a resume with another configuration --------------------

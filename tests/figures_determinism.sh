@@ -66,8 +66,8 @@ echo "ok   empty results: 5 studies not run, 6 claims not tested"
 if [[ -n $bin && -x $bin/synthetic-sweep && -x $bin/synthetic-run ]]; then
   for run in sa sb; do
     mkdir -p "$tmp/$run/synthetic"
-    "$bin/synthetic-sweep" --tasks erase --models fox,fpa --fpa-grads exact --seeds 1 \
-      --steps 4 --n 8 --batch 4 --eval-every 2 --eval-seqs 4 --threads 1 \
+    "$bin/synthetic-sweep" --tasks erase --variants fox,fpa --fpa-backward exact --seeds 1 \
+      --steps 4 --length 8 --batch 4 --eval-every 2 --eval-seqs 4 --threads 1 \
       --out-dir "$tmp/$run/synthetic" --out "$tmp/$run/synthetic/summary.csv" >"$tmp/$run.sweep.log" 2>&1 \
       || { cat "$tmp/$run.sweep.log"; fail "synthetic-sweep failed"; }
     make_all "$tmp/$run"

@@ -3,6 +3,7 @@
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
+#include "experiments/renamed_flags.h"
 #include "experiments/torch_runtime.h"
 
 #include <gtest/gtest.h>
@@ -81,6 +82,37 @@ TEST(Cli, RejectsBadInputWithExitCode2) {
               "error: --names: 'a' is given twice");
   EXPECT_EXIT(require_memory(1e30, "prog", "a huge table"), ::testing::ExitedWithCode(2),
               "error: prog needs about .* of memory \\(a huge table\\); this machine has");
+}
+
+// Retired spellings (renamed_flags.h) get the new name where the tool has it; flags are never
+// abbreviated (a prefix would reach another flag).
+TEST(Cli, RefusesRetiredSpellingsWithTheNewNameAndAbbreviations) {
+  auto dir = scratch("cli-renamed");
+  std::ofstream(dir / "old.cfg") << "# before the rename\nmin-grad = exact\n";
+  const std::string cfg = (dir / "old.cfg").string();
+  auto run = [](std::vector<std::string> args) {
+    Cli cli("prog", "test", "out.csv");
+    cli.add()("fpa-backward", po::value<std::string>()->default_value("exact"), "mode")
+        ("embed-std", po::value<double>()->default_value(0.0), "std");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    cli.parse(int(argv.size()), argv.data());
+    std::exit(0);
+  };
+  EXPECT_EXIT(run({"prog", "--fpa-backward", "exact"}), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run({"prog", "--min-grad", "exact"}), ::testing::ExitedWithCode(2),
+              "^error: --min-grad is now --fpa-backward\n$");
+  EXPECT_EXIT(run({"prog", "--min-grad=exact"}), ::testing::ExitedWithCode(2),
+              "^error: --min-grad is now --fpa-backward\n$");
+  EXPECT_EXIT(run({"prog", "--config", cfg}), ::testing::ExitedWithCode(2),
+              "^error: --config '.*old.cfg': --min-grad is now --fpa-backward\n$");
+  // A retired name whose new one this tool lacks is just unknown.
+  EXPECT_EXIT(run({"prog", "--context", "4"}), ::testing::ExitedWithCode(2),
+              "^error: unrecognised option '--context'\n$");
+  EXPECT_EXIT(run({"prog", "--embed", "1"}), ::testing::ExitedWithCode(2),
+              "^error: unrecognised option '--embed'\n$");
+  EXPECT_EQ(renamed_to("n-list"), "lengths");
+  EXPECT_EQ(renamed_to("lengths"), "");
 }
 
 TEST(Cli, ChecksDeclaredInputsAndOutputsBeforeAnyWork) {

@@ -67,15 +67,15 @@ TEST(SyntheticSweep, TinySweepRunsAggregatesAndResumes) {
   const fs::path dir = fs::temp_directory_path() / ("synthetic-sweep-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   const std::string common = std::string(FPA_SYNTHETIC_SWEEP) +
-                             " --tasks brackets --models softmax,fpa --fpa-grads exact --seeds 1"
-                             " --steps 20 --n 16 --batch 8 --eval-every 10 --out-dir " + dir.string() +
+                             " --tasks brackets --variants softmax,fpa --fpa-backward exact --seeds 1"
+                             " --steps 20 --length 16 --batch 8 --eval-every 10 --out-dir " + dir.string() +
                              " --out " + (dir / "summary.csv").string();
   const std::string cmd = common + " --eval-seqs 16";
   ASSERT_EQ(std::system((cmd + " 2>" + (dir.string() + ".log1")).c_str()), 0) << read(dir.string() + ".log1");
   const auto summary = read(dir / "summary.csv");
   const std::string spec_columns =
       "task,model,head_dim,seeds_run,seeds_converged,mass_mean,mass_std,mass2n_mean,nmse_mean,"
-      "nmse2n_mean,fpa_grad";
+      "nmse2n_mean,fpa_backward";
   EXPECT_EQ(summary.rfind(spec_columns, 0), 0u) << summary;
   std::istringstream lines(summary);
   std::string header, row1, row2, extra;

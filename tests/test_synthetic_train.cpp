@@ -10,9 +10,10 @@ namespace syn = fpa::synthetic;
 namespace {
 
 syn::RunConfig small(const std::string& task, const std::string& model, const std::string& grad) {
-  return syn::run_config_from_args({"--task", task, "--model", model, "--fpa-grad", grad,
-                                    "--n", "32", "--batch", "16", "--steps", "150", "--warmup", "20",
-                                    "--eval-every", "50", "--eval-seqs", "64", "--seed", "0"});
+  return syn::run_config_from_args({"--task", task, "--variant", model, "--fpa-backward", grad,
+                                    "--impl", "reference", "--length", "32", "--batch", "16",
+                                    "--steps", "150", "--warmup", "20", "--eval-every", "50",
+                                    "--eval-seqs", "64", "--seed", "0"});
 }
 
 syn::RunResult train(const syn::RunConfig& c) {

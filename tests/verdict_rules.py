@@ -102,7 +102,7 @@ CASES = [
     ("C3", "not tested at this scale", T + "lower_bound.csv", None),
     ("C4", "reproduced", "synthetic/summary.csv", lambda rows: rows),
     ("C4", "not reproduced", "synthetic/summary.csv",
-     set_where("seeds_converged", "2", task="erase", model="fpa", fpa_grad="straight-through")),
+     set_where("seeds_converged", "2", task="erase", model="fpa", fpa_backward="straight-through")),
     ("C4", "not reproduced", "synthetic/summary.csv", set_where("seeds_converged", "1", task="dips", model="fox")),
     ("C4", "not tested at this scale", [(S, synthetic_seeds(2)), (SW, None)]),
     # The head-dimension sweep alone (summary.csv gone): its fixture fails the rule at every d

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   cli.add()
       ("quick", po::bool_switch(),
        "small profile: n in {256,512,1024}, 3 repeats, the reference timed once (< 1 minute)")
-      ("n-list", po::value<std::string>(),
+      ("lengths", po::value<std::string>(),
        "sequence lengths (default 256,512,1024,2048,4096,8192; with --quick 256,512,1024)")
       ("impls", po::value<std::string>()->default_value("reference,fused,cuda"),
        "implementations (those not in this build are skipped with a note)")
@@ -173,13 +173,13 @@ int main(int argc, char** argv) {
 
   const Provenance provenance = Provenance::from(cli);
   const bool quick = cli.flag("quick");
-  const std::string n_list = cli.has("n-list") ? cli.get<std::string>("n-list")
+  const std::string n_list = cli.has("lengths") ? cli.get<std::string>("lengths")
                              : quick            ? "256,512,1024"
                                                 : "256,512,1024,2048,4096,8192";
-  const std::vector<int> ns = split_int_list(n_list, "n-list");
+  const std::vector<int> ns = split_int_list(n_list, "lengths");
   for (int n : ns)
-    if (n < 1 || n > (1 << 20)) fail_usage("--n-list values must be in [1, 1048576]");
-  require_unique(ns, "n-list");
+    if (n < 1 || n > (1 << 20)) fail_usage("--lengths values must be in [1, 1048576]");
+  require_unique(ns, "lengths");
   std::vector<Impl> impls;
   std::vector<Variant> variants;
   std::vector<MinGrad> fpa_modes, reference_fpa_modes;
@@ -259,7 +259,7 @@ int main(int argc, char** argv) {
   }
 
   CsvWriter csv(cli.out(), {"variant", "impl", "n", "head_dim", "heads", "batch", "pass",
-                            "median_ms", "peak_extra_bytes", "gflops", "min_grad", "dtype",
+                            "median_ms", "peak_extra_bytes", "gflops", "fpa_backward", "dtype",
                             "threads", "repeats", "matmul_gflops", "tile_gemm_gflops",
                             "scratch_bytes", "median_cpu_ms", "cpu_gflops",
                             "matmul_cpu_gflops", "tile"});

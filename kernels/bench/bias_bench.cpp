@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
           "cumulative sum (fused tiles and reference matrices).",
           "");
   cli.add()
-      ("n-list", po::value<std::string>()->default_value("256,1024,4096"), "sequence lengths")
+      ("lengths", po::value<std::string>()->default_value("256,1024,4096"), "sequence lengths")
       ("tile", po::value<int>()->default_value(64), "the fused kernels' block size")
       ("max-reference-n", po::value<int>()->default_value(1024),
        "largest n of the reference's n x n matrices")
@@ -103,9 +103,9 @@ int main(int argc, char** argv) {
   cli.range("tile", 1, 4096);
   cli.range("min-time", 0.001, 3600);
   cli.parse(argc, argv);
-  const auto n_list = split_int_list(cli.get<std::string>("n-list"), "n-list");
+  const auto n_list = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int n : n_list)
-    if (n < 1) fail_usage(fmt::format("--n-list: {} is not a positive length", n));
+    if (n < 1) fail_usage(fmt::format("--lengths: {} is not a positive length", n));
   set_threads(cli.threads());
 
   const int64_t tile = cli.get<int>("tile");

@@ -15,7 +15,9 @@ import sys
 def main():
     path = sys.argv[1] if len(sys.argv) > 1 else "results/bench/attention.csv"
     rows = list(csv.DictReader(open(path)))
-    key = lambda r: (r["variant"], r["impl"], int(r["n"]), r["pass"], r.get("min_grad", "-"))
+    # fpa_backward was min_grad in CSVs written before issue 19.
+    key = lambda r: (r["variant"], r["impl"], int(r["n"]), r["pass"],
+                     r.get("fpa_backward", r.get("min_grad", "-")))
     table = {key(r): r for r in rows}
     ns = sorted({int(r["n"]) for r in rows})
 

@@ -36,7 +36,7 @@ echo "== CPU fused tests (same build)"
 
 echo "== GPU benchmark"
 mkdir -p "$(dirname "$OUT")"
-"$BUILD/bin/attention-bench" --impls fused,cuda --n-list "$N_LIST" --fpa-backward exact \
+"$BUILD/bin/attention-bench" --impls fused,cuda --lengths "$N_LIST" --fpa-backward exact \
   --threads "$(nproc)" --repeats 5 --out "$OUT"
 
 echo "== table (median ms)"

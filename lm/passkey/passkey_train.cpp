@@ -140,14 +140,15 @@ int main(int argc, char** argv) {
       ("hidden", po::value<int64_t>()->default_value(128), "model width")
       ("layers", po::value<int64_t>()->default_value(2), "layers")
       ("heads", po::value<int64_t>()->default_value(4), "heads per layer")
-      ("min-grad", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
+      ("fpa-backward", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
+      ("st-temperature", po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
       ("impl", po::value<std::string>()->default_value("auto"), "attention implementation: auto (fused when available), reference, fused")
       ("init-std", po::value<double>()->default_value(0.05), "std of the normal initialisation of weight matrices and embeddings (lm uses 0.02; passkey models stay at chance with it, see README)")
       ("embed-std", po::value<double>()->default_value(0.0), "std of the token embedding's normal initialisation; 0: --init-std")
       ("untie-embeddings", po::bool_switch()->default_value(false), "give the model its own LM head instead of reusing the token embedding")
       ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
       ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
-      ("corpus-dir", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
+      ("corpus", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
       ("corpus-fraction", po::value<double>()->default_value(0.0), "fraction of each batch that is corpus text")
       ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
       ("filler-file", po::value<std::string>()->default_value(""), "filler text file (default: the classic sentences)")
@@ -171,6 +172,7 @@ int main(int argc, char** argv) {
   cli.range("init-std", 1e-6, 10);
   cli.range("embed-std", 0, 10);
   cli.range("corpus-fraction", 0, 1);
+  cli.range("st-temperature", 1e-6, 1e6);
   cli.range("key-digits", 1, 18);
   cli.range("checkpoint-every", 1, 1e9);
   cli.range("check-every", 0, 1e9);
@@ -183,14 +185,14 @@ int main(int argc, char** argv) {
   cli.require([](const po::variables_map& vm) { return vm.count("out-dir") > 0; }, "--out-dir is required");
   cli.require([](const po::variables_map& vm) {
     lm::parse_attention_kind(vm["variant"].as<std::string>());
-    fpa::parse_min_grad(vm["min-grad"].as<std::string>());
+    fpa::parse_min_grad(vm["fpa-backward"].as<std::string>());
     if (vm["impl"].as<std::string>() != "auto") fpa::parse_impl(vm["impl"].as<std::string>());
     return true;
-  }, "bad --variant, --min-grad or --impl");
+  }, "bad --variant, --fpa-backward or --impl");
   cli.require([](const po::variables_map& vm) {
-    return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus-dir"].as<std::string>().empty();
-  }, "--corpus-fraction > 0 needs --corpus-dir");
-  cli.input("corpus-dir", PathKind::Dir);
+    return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus"].as<std::string>().empty();
+  }, "--corpus-fraction > 0 needs --corpus");
+  cli.input("corpus", PathKind::Dir);
   cli.input("filler-file", PathKind::File);
   cli.output("out-dir", PathKind::Dir);
   cli.parse(argc, argv);
@@ -226,7 +228,8 @@ int main(int argc, char** argv) {
     mc.context = cli.get<int64_t>("length");
     mc.init_std = cli.get<double>("init-std");
     mc.tie_embeddings = !cli.flag("untie-embeddings");
-    mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("min-grad"));
+    mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("fpa-backward"));
+    mc.st_temperature = cli.get<double>("st-temperature");
     mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
     mc.validate();
     lm::require_training_memory(mc, cli.get<int64_t>("batch"), "passkey-train");
@@ -242,7 +245,7 @@ int main(int argc, char** argv) {
     at::Tensor corpus;
     const double corpus_fraction = cli.get<double>("corpus-fraction");
     if (corpus_fraction > 0)
-      corpus = lm::token_stream(lm::load_corpus(cli.get<std::string>("corpus-dir")).train);
+      corpus = lm::token_stream(lm::load_corpus(cli.get<std::string>("corpus")).train);
     passkey::BatchMaker data(pc, mc.context, cli.get<int64_t>("batch"), corpus_fraction, corpus,
                              cli.seed() * 7919 + 17);
 

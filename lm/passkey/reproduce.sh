@@ -53,12 +53,17 @@ config_of() {
   echo "$c"
 }
 
+# A recipe as its config file was spelled before the flag renames of issue 19 (docs/flags.md:
+# fpa-backward was min-grad, corpus was corpus-dir): run folders and stamps written before the
+# rename still match, so their trainings are resumed or skipped, not redone.
+recipe_text() { sed -e 's/^fpa-backward\([ =]\)/min-grad\1/' -e 's/^corpus\([ =]\)/corpus-dir\1/' "$1"; }
+
 # One run: train (until learned or the cap), evaluate, stamp. Single-threaded processes.
 run_one() {
   local v=$1 seed=$2 stamp=$3 run="$1-s$2" config
   config=$(config_of "$v")
   local recipe
-  recipe="$(cat "$config") ${TRAIN_EXTRA[*]}"
+  recipe="$(recipe_text "$config") ${TRAIN_EXTRA[*]}"
   if [[ -f "$RUNS/$run/recipe" && "$(cat "$RUNS/$run/recipe")" != "$recipe" ]] ||
      [[ -d "$RUNS/$run" && ! -f "$RUNS/$run/recipe" ]]; then
     local aside="$RUNS/$run.old-$(date -u +%Y%m%d%H%M%S)"
@@ -95,7 +100,7 @@ for v in $VARIANTS; do
   config=$(config_of "$v")  # an unknown variant stops here, before anything runs
   for seed in $SEEDS; do
     run="$v-s$seed"
-    stamp="config=$(md5sum < "$config" | cut -c1-12) ${TRAIN_EXTRA[*]} keys=$KEYS budgets=$BUDGETS policies=$POLICIES"
+    stamp="config=$(recipe_text "$config" | md5sum | cut -c1-12) ${TRAIN_EXTRA[*]} keys=$KEYS budgets=$BUDGETS policies=$POLICIES"
     if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]]; then
       echo "passkey: $run done (skipping)"
       [[ -d "$RUNS/$run" ]] && probe_one "$v" "$seed"  # runs evaluated before the probe existed

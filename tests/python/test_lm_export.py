@@ -59,7 +59,7 @@ try:
     for variant in ["transformer", "softmax-nope", "fox", "fpa"]:
         run_dir, out = os.path.join(tmp, variant), os.path.join(tmp, variant + ".pt")
         rc, _, err = run("lm-train", "--preset", "tiny", "--variant", variant, "--hidden", 32,
-                         "--layers", 2, "--heads", 2, "--context", 16, "--batch", 4, "--steps", 16,
+                         "--layers", 2, "--heads", 2, "--length", 16, "--batch", 4, "--steps", 16,
                          "--warmup", 1, "--lr", 0.02, "--val-every", 8, "--val-windows", 4,
                          "--checkpoint-every", 8, "--seed", 1, "--corpus", corpus,
                          "--out-dir", run_dir)

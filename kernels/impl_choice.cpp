@@ -1,10 +1,10 @@
-#include "lm/impl_choice.h"
+#include "kernels/impl_choice.h"
 
 #include <ATen/ATen.h>
 
-namespace fpa::lm {
+namespace fpa {
 
-fpa::Impl choose_impl(const std::string& name, fpa::Variant variant, fpa::MinGrad min_grad) {
+Impl choose_impl(const std::string& name, Variant variant, MinGrad min_grad) {
   if (name != "auto") return fpa::parse_impl(name);
   // Probe: a forward and backward pass on a small input. Any exception (for example "not
   // implemented yet") means the fused kernel is not usable here.
@@ -23,4 +23,4 @@ fpa::Impl choose_impl(const std::string& name, fpa::Variant variant, fpa::MinGra
   }
 }
 
-}  // namespace fpa::lm
+}  // namespace fpa

@@ -1,0 +1,18 @@
+// The suite's one flag vocabulary replaced per-tool spellings (issue 19). An old spelling is
+// refused, on the command line and in a --config file, with a hint naming the new one:
+// "error: --min-grad is now --fpa-backward" (exit 2). docs/flags.md lists the vocabulary.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fpa {
+
+// (old name, new name) without dashes, e.g. ("min-grad", "fpa-backward").
+const std::vector<std::pair<std::string, std::string>>& renamed_flags();
+
+// The new name of a retired flag, or "" when `name` was never renamed.
+std::string renamed_to(const std::string& name);
+
+}  // namespace fpa
