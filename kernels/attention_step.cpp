@@ -2,11 +2,12 @@
 // (keys, values, the carried path minimum); the two implementations below only differ in how one
 // query attends over one head's entries:
 //   reference : tensor ops (matmul, softmax), clear and slow at one token per step;
-//   fused     : one pass of raw loops and two BLAS calls per head, no tensor op per step.
+//   fused     : raw loops and two BLAS matrix-vector products per head, no tensor op per step.
 #include "kv_cache.h"
 
 #include "checks.h"
 #include "fused_gemm.h"
+#include "fused_math.h"
 
 #include <fmt/format.h>
 
@@ -55,7 +56,7 @@ void fused_head(const T* q, const KvCache& cache, int64_t h, double scale, T* ou
   const auto* k = static_cast<const T*>(cache.keys(h));
   const auto* v = static_cast<const T*>(cache.values(h));
   s.resize(size_t(n));
-  fused::gemm_nt<T>(1, n, d, T(scale), q, d, k, d, T(0), s.data(), n);
+  fused::gemv_n<T>(n, d, T(scale), k, d, q, s.data());
   const double* level = cache.levels(h).data();
   switch (cache.variant()) {
     case Variant::Fpa: {
@@ -72,9 +73,11 @@ void fused_head(const T* q, const KvCache& cache, int64_t h, double scale, T* ou
   }
   T mx = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[size_t(j)]);
+  for (int64_t j = 0; j < n; ++j) s[size_t(j)] -= mx;
+  fused::exp_inplace(s.data(), n);  // the fused kernels' exponential (vectorised for float32)
   T sum = 0;
-  for (int64_t j = 0; j < n; ++j) sum += s[size_t(j)] = std::exp(s[size_t(j)] - mx);
-  fused::gemm_nn<T>(1, dv, n, T(1) / sum, s.data(), n, v, dv, T(0), out, dv);
+  for (int64_t j = 0; j < n; ++j) sum += s[size_t(j)];
+  fused::gemv_t<T>(n, dv, T(1) / sum, v, dv, s.data(), out);
 }
 
 }  // namespace
@@ -89,27 +92,29 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
   // Token-major rows: token t's (H, D) block is contiguous. A view for the models' split heads.
   const auto qt = q.transpose(0, 1).contiguous(), kt = k.transpose(0, 1).contiguous(),
              vt = v.transpose(0, 1).contiguous();
-  std::vector<double> g(size_t(H * T), 0.0);
-  if (opts.variant != Variant::Softmax) {
-    const auto gd = gate.to(at::kDouble).transpose(0, 1).contiguous();
-    std::copy(gd.data_ptr<double>(), gd.data_ptr<double>() + H * T, g.begin());
-  }
+  // The gate as float64 (H, T); a dummy row of zeros for softmax.
+  const auto g = opts.variant != Variant::Softmax ? gate.to(at::kDouble).contiguous()
+                                                  : at::zeros({H, T}, at::kDouble);
   auto out = at::empty({T, H, dv}, q.options());
+  const int64_t d = cache.head_dim(), es = q.element_size();
+  const auto* qp = static_cast<const char*>(qt.data_ptr());
+  const auto* kp = static_cast<const char*>(kt.data_ptr());
+  const auto* vp = static_cast<const char*>(vt.data_ptr());
   for (int64_t t = 0; t < T; ++t) {
-    cache.append(kt[t], vt[t], g.data() + t * H);
+    cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data_ptr<double>() + t, T);
     if (opts.impl == Impl::Reference) {
       for (int64_t h = 0; h < H; ++h) out[t][h].copy_(reference_head(qt[t][h], cache, h, scale));
     } else {
       AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "attention_step", [&] {
         std::vector<scalar_t> s;
-        const auto* qp = qt.data_ptr<scalar_t>() + t * H * cache.head_dim();
-        auto* op = out.data_ptr<scalar_t>() + t * H * dv;
+        const auto* qs = reinterpret_cast<const scalar_t*>(qp) + t * H * d;
+        auto* os = out.data_ptr<scalar_t>() + t * H * dv;
         for (int64_t h = 0; h < H; ++h)
-          fused_head<scalar_t>(qp + h * cache.head_dim(), cache, h, scale, op + h * dv, s);
+          fused_head<scalar_t>(qs + h * d, cache, h, scale, os + h * dv, s);
       });
     }
   }
-  cache.set_last_query(qt[T - 1], scale);
+  cache.set_last_query(qp + (T - 1) * H * d * es, scale);
   return out.transpose(0, 1);
 }
 

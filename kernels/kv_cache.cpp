@@ -12,11 +12,11 @@ namespace fpa {
 namespace {
 
 template <class T>
-double max_abs_dot(const T* q, const T* k, int64_t n, int64_t d) {
+double max_abs_dot(const double* q, const T* k, int64_t n, int64_t d) {
   double r = 0;
   for (int64_t j = 0; j < n; ++j) {
     double s = 0;
-    for (int64_t c = 0; c < d; ++c) s += double(q[c]) * double(k[j * d + c]);
+    for (int64_t c = 0; c < d; ++c) s += q[c] * double(k[j * d + c]);
     r = std::max(r, std::abs(s));
   }
   return r;
@@ -35,7 +35,8 @@ KvCache::KvCache(Variant variant, int64_t heads, int64_t head_dim, int64_t value
 void KvCache::clear() {
   length_ = 0;
   capacity_ = 0;
-  k_ = v_ = last_q_ = at::Tensor();
+  k_ = v_ = at::Tensor();
+  last_q_.clear();
   size_.assign(size_t(heads_), 0);
   pos_.assign(size_t(heads_), {});
   level_.assign(size_t(heads_), {});
@@ -75,17 +76,13 @@ const void* KvCache::values(int64_t h) const {
 at::Tensor KvCache::keys_tensor(int64_t h) const { return k_[h].narrow(0, 0, size(h)); }
 at::Tensor KvCache::values_tensor(int64_t h) const { return v_[h].narrow(0, 0, size(h)); }
 
-void KvCache::append(const at::Tensor& k, const at::Tensor& v, const double* gate_t) {
-  check(k.scalar_type() == dtype_ && v.scalar_type() == dtype_ && k.is_contiguous() &&
-            v.is_contiguous() && k.numel() == heads_ * d_ && v.numel() == heads_ * dv_ &&
-            !k.is_cuda(),
-        "KvCache::append: k (H, D) and v (H, Dv) must be contiguous CPU rows of the cache's dtype");
+void KvCache::append(const void* k, const void* v, const double* gate, int64_t gate_stride) {
   reserve(*std::max_element(size_.begin(), size_.end()) + 1);
-  const int64_t es = k.element_size();
+  const int64_t es = k_.element_size();
   auto* kd = static_cast<char*>(k_.data_ptr());
   auto* vd = static_cast<char*>(v_.data_ptr());
-  const auto* ks = static_cast<const char*>(k.data_ptr());
-  const auto* vs = static_cast<const char*>(v.data_ptr());
+  const auto* ks = static_cast<const char*>(k);
+  const auto* vs = static_cast<const char*>(v);
   for (int64_t h = 0; h < heads_; ++h) {
     const size_t hh = size_t(h);
     const int64_t at = size_[hh];
@@ -94,11 +91,11 @@ void KvCache::append(const at::Tensor& k, const at::Tensor& v, const double* gat
     pos_[hh].push_back(length_);
     double level = 0;
     if (variant_ == Variant::Fpa) {
-      level = gate_t[h];
+      level = gate[h * gate_stride];
       // The carried path minimum: every kept key's m_j now includes phi_t.
       for (auto& m : run_min_[hh]) m = std::min(m, level);
     } else if (variant_ == Variant::Fox) {
-      level = last_level_[hh] + gate_t[h];  // F_t = F_{t-1} + log f_t
+      level = last_level_[hh] + gate[h * gate_stride];  // F_t = F_{t-1} + log f_t
     }
     level_[hh].push_back(level);
     run_min_[hh].push_back(level);
@@ -108,9 +105,12 @@ void KvCache::append(const at::Tensor& k, const at::Tensor& v, const double* gat
   ++length_;
 }
 
-void KvCache::set_last_query(const at::Tensor& q, double scale) {
-  check(q.numel() == heads_ * d_, "KvCache::set_last_query: q must be (H, D)");
-  last_q_ = q.reshape({heads_, d_}).to(dtype_).clone();
+void KvCache::set_last_query(const void* q, double scale) {
+  last_q_.resize(size_t(heads_ * d_));
+  AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::set_last_query", [&] {
+    const auto* p = static_cast<const scalar_t*>(q);
+    for (size_t c = 0; c < last_q_.size(); ++c) last_q_[c] = double(p[c]);
+  });
   scale_ = scale;
 }
 
@@ -161,9 +161,9 @@ std::vector<CacheHeadView> KvCache::views() const {
     view.position = pos_[size_t(h)];
     view.bias.resize(size_t(n));
     for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = bias(h, size_t(e));
-    if (last_q_.defined() && n > 0) {
+    if (!last_q_.empty() && n > 0) {
       AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::views", [&] {
-        view.r = scale_ * max_abs_dot(last_q_.data_ptr<scalar_t>() + h * d_,
+        view.r = scale_ * max_abs_dot(last_q_.data() + h * d_,
                                       static_cast<const scalar_t*>(keys(h)), n, d_);
       });
     }

@@ -57,10 +57,11 @@ class KvCache {
   double last_level(int64_t h) const { return last_level_[size_t(h)]; }
   at::Tensor last_levels() const;  // (H) float64
 
-  // One token for every head: k (H, D), v (H, Dv) contiguous rows of the cache's dtype;
-  // gate_t[h] as in the header comment (ignored for softmax).
-  void append(const at::Tensor& k, const at::Tensor& v, const double* gate_t);
-  void set_last_query(const at::Tensor& q, double scale);  // q (H, D), for views()' R
+  // One token for every head: k (H x D) and v (H x Dv) contiguous rows of the cache's dtype
+  // (raw memory: a step makes no tensor op per token); gate[h * gate_stride] as in the header
+  // comment (ignored for softmax).
+  void append(const void* k, const void* v, const double* gate, int64_t gate_stride);
+  void set_last_query(const void* q, double scale);  // q (H x D), for views()' R
 
   // Keeps, for each head h, the entries kept[h] (ascending indices into its current entries).
   void keep(const std::vector<std::vector<int64_t>>& kept);
@@ -88,7 +89,7 @@ class KvCache {
   at::ScalarType dtype_;
   int64_t length_ = 0, capacity_ = 0;
   at::Tensor k_, v_;             // (H, capacity, D), (H, capacity, Dv)
-  at::Tensor last_q_;            // (H, D)
+  std::vector<double> last_q_;   // (H x D), empty before the first query
   double scale_ = 1.0;
   std::vector<int64_t> size_;
   std::vector<std::vector<int64_t>> pos_;
