@@ -12,6 +12,12 @@ void sgemm_(const char* ta, const char* tb, const int* m, const int* n, const in
 void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k,
             const double* alpha, const double* a, const int* lda, const double* b,
             const int* ldb, const double* beta, double* c, const int* ldc);
+void sgemv_(const char* t, const int* m, const int* n, const float* alpha, const float* a,
+            const int* lda, const float* x, const int* incx, const float* beta, float* y,
+            const int* incy);
+void dgemv_(const char* t, const int* m, const int* n, const double* alpha, const double* a,
+            const int* lda, const double* x, const int* incx, const double* beta, double* y,
+            const int* incy);
 }
 #endif
 
@@ -28,6 +34,16 @@ void blas(char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   const int M = int(m), N = int(n), K = int(k), LA = int(lda), LB = int(ldb), LC = int(ldc);
   dgemm_(&ta, &tb, &M, &N, &K, &alpha, a, &LA, b, &LB, &beta, c, &LC);
+}
+void blas_gemv(char t, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
+               const float* x, float beta, float* y) {
+  const int M = int(m), N = int(n), LA = int(lda), one = 1;
+  sgemv_(&t, &M, &N, &alpha, a, &LA, x, &one, &beta, y, &one);
+}
+void blas_gemv(char t, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
+               const double* x, double beta, double* y) {
+  const int M = int(m), N = int(n), LA = int(lda), one = 1;
+  dgemv_(&t, &M, &N, &alpha, a, &LA, x, &one, &beta, y, &one);
 }
 #else
 template <class T>
@@ -80,6 +96,38 @@ void gemm_tn(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, 
 #endif
 }
 
+// A row-major (m x n) matrix is the column-major (n x m) A^T: A x is gemv 'T' of it, A^T x 'N'.
+// gemv reads the matrix once where a gemm with one column would pack (copy) it first.
+template <class T>
+void gemv_n(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, T* y) {
+  if (m == 0) return;
+#ifdef FPA_HAVE_BLAS
+  blas_gemv('T', n, m, alpha, a, lda, x, T(0), y);
+#else
+  for (int64_t i = 0; i < m; ++i) {
+    T s = 0;
+    for (int64_t c = 0; c < n; ++c) s += a[i * lda + c] * x[c];
+    y[i] = alpha * s;
+  }
+#endif
+}
+
+template <class T>
+void gemv_t(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, T* y) {
+  if (n == 0) return;
+#ifdef FPA_HAVE_BLAS
+  if (m == 0) {
+    for (int64_t c = 0; c < n; ++c) y[c] = 0;
+    return;
+  }
+  blas_gemv('N', n, m, alpha, a, lda, x, T(0), y);
+#else
+  for (int64_t c = 0; c < n; ++c) y[c] = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t c = 0; c < n; ++c) y[c] += alpha * x[i] * a[i * lda + c];
+#endif
+}
+
 const char* gemm_backend() {
 #ifdef FPA_HAVE_BLAS
   return "blas";
@@ -94,7 +142,9 @@ const char* gemm_backend() {
   template void gemm_nn<T>(int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, \
                            T, T*, int64_t);                                                   \
   template void gemm_tn<T>(int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, \
-                           T, T*, int64_t);
+                           T, T*, int64_t);                                                   \
+  template void gemv_n<T>(int64_t, int64_t, T, const T*, int64_t, const T*, T*);           \
+  template void gemv_t<T>(int64_t, int64_t, T, const T*, int64_t, const T*, T*);
 FPA_GEMM_INSTANTIATE(float)
 FPA_GEMM_INSTANTIATE(double)
 

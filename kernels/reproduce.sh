@@ -5,6 +5,7 @@
 #          (--max-reference-n: its n x n matrices need ~2.5 GB there, ~10 GB at 8192) and is
 #          timed once (it is the slow baseline; about 5 minutes of the ~10 here).
 # Skips the run when results/bench/attention.csv is already complete for the profile.
+# Also writes results/bench/decode.csv (the decoding step, attention-bench --passes decode).
 set -euo pipefail
 BIN=${1:?usage: kernels/reproduce.sh <bin-dir>}
 PROFILE=${PROFILE:-quick}
@@ -17,6 +18,16 @@ case "$PROFILE" in
                --reference-repeats 1 --reference-warmup 0) ;;
   *) echo "error: PROFILE must be quick or full" >&2; exit 2 ;;
 esac
+
+# One step of the cached (decoding) operator against the cache length, at the passkey models'
+# head width: ms per token and GFLOP/s beside the matmul rate. Skipped once written.
+DECODE=results/bench/decode.csv
+if [[ ! -f "$DECODE" || ! -f "$DECODE.json" ]]; then
+  mkdir -p "$(dirname "$DECODE")"
+  nice -n 5 "$BIN/attention-bench" --passes decode --lengths 512,1024,2048,4096,8192 \
+    --head-dim 32 --impls reference,fused --repeats 20 --warmup 3 --threads "$THREADS" \
+    --out "$DECODE"
+fi
 
 # Complete = the sidecar exists and records the same length list (the CSV is written atomically
 # together with it, so a killed run leaves neither; sidecars before issue 19 say "n-list").

@@ -132,6 +132,28 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, int64_t offset) {
   return o_proj(merge_heads(fpa::attention(q, k, v, gate, attention_options())));
 }
 
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, fpa::KvCache& cache, fpa::Impl impl) {
+  auto q = split_heads(q_proj(x))[0], k = split_heads(k_proj(x))[0], v = split_heads(v_proj(x))[0];
+  if (config.kind == AttentionKind::Transformer) {
+    q = fpa::apply_rope(q, cache.length(), config.rope_base);
+    k = fpa::apply_rope(k, cache.length(), config.rope_base);
+  }
+  auto gate = token_gate(x);
+  if (gate.defined()) gate = gate[0];  // (H, T)
+  // The walk phi_t = phi_{t-1} + delta_t continues from the cache's last level.
+  if (config.kind == AttentionKind::Fpa)
+    gate = cache.last_levels().to(gate.scalar_type()).unsqueeze(-1) + at::cumsum(gate, -1);
+  auto opts = attention_options();
+  opts.impl = impl;
+  const auto out = fpa::attention_step(q, k, v, gate, cache, opts);  // (H, T, D)
+  return o_proj(merge_heads(out.unsqueeze(0)));
+}
+
+fpa::KvCache AttentionImpl::new_cache() const {
+  return fpa::KvCache(operator_variant(config.kind), config.heads, config.head_dim(),
+                      config.head_dim(), q_proj->weight.scalar_type());
+}
+
 // --- Block, model --------------------------------------------------------------------------
 
 BlockImpl::BlockImpl(const ModelConfig& c) {
@@ -142,7 +164,12 @@ BlockImpl::BlockImpl(const ModelConfig& c) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, int64_t offset) {
-  auto h = x + attn(attn_norm(x), offset);
+  auto h = x + attn->forward(attn_norm(x), offset);
+  return h + mlp(mlp_norm(h));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, fpa::KvCache& cache, fpa::Impl impl) {
+  auto h = x + attn->forward(attn_norm(x), cache, impl);
   return h + mlp(mlp_norm(h));
 }
 
@@ -194,8 +221,23 @@ torch::Tensor LanguageModelImpl::logits_from_hidden(const torch::Tensor& hidden)
 
 torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens) {
   auto x = embed(tokens);
-  for (auto& b : blocks) x = b(x);
+  for (auto& b : blocks) x = b->forward(x);
   return logits_from_hidden(x);
+}
+
+torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens,
+                                         std::vector<fpa::KvCache>& caches, fpa::Impl impl) {
+  if (caches.size() != blocks.size())
+    throw std::invalid_argument("model: forward with a cache needs one cache per layer");
+  auto x = embed(tokens);
+  for (size_t l = 0; l < blocks.size(); ++l) x = blocks[l]->forward(x, caches[l], impl);
+  return logits_from_hidden(x);
+}
+
+std::vector<fpa::KvCache> LanguageModelImpl::new_caches() const {
+  std::vector<fpa::KvCache> caches;
+  for (const auto& b : blocks) caches.push_back(b->attn->new_cache());
+  return caches;
 }
 
 torch::Tensor LanguageModelImpl::loss(const torch::Tensor& tokens) {

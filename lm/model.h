@@ -11,11 +11,15 @@
 //                  bias min_{j<=l<=i} phi_l - phi_j (SPEC section 2), no positional encoding
 // Every variant calls the one operator fpa::attention (kernels/attention.h).
 //
+// forward is overloaded (full sequence, or decoding with a cache), so call it as
+// module->forward(...): LibTorch 1.13's ModuleHolder::operator() cannot pick an overload.
+//
 // This header is also the interface of the passkey area's incremental decoder (lm/INTERFACE.md):
 // keep its public members stable; add, do not change.
 #pragma once
 
 #include "kernels/attention.h"
+#include "kernels/kv_cache.h"
 
 #include <torch/torch.h>
 
@@ -77,6 +81,11 @@ struct AttentionImpl : torch::nn::Module {
   // x (B, N, C) -> (B, N, C). Causal over the N positions given, starting at position `offset`
   // (offset only moves RoPE's angles; the whole prefix must be in x).
   torch::Tensor forward(const torch::Tensor& x, int64_t offset = 0);
+  // Decoding: x (1, T, C) holds the T tokens after those in `cache`; they are appended to it and
+  // attend to what it keeps (fpa::attention_step with implementation `impl`).
+  torch::Tensor forward(const torch::Tensor& x, fpa::KvCache& cache,
+                        fpa::Impl impl = fpa::Impl::Fused);
+  fpa::KvCache new_cache() const;  // empty, for this layer's variant, sizes and weight dtype
 
   // The pieces of forward, public so that an incremental decoder can reuse them:
   torch::Tensor split_heads(const torch::Tensor& x) const;   // (B, N, C) -> (B, H, N, D)
@@ -99,6 +108,8 @@ TORCH_MODULE(Attention);
 struct BlockImpl : torch::nn::Module {
   explicit BlockImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& x, int64_t offset = 0);
+  torch::Tensor forward(const torch::Tensor& x, fpa::KvCache& cache,
+                        fpa::Impl impl = fpa::Impl::Fused);
   RMSNorm attn_norm{nullptr}, mlp_norm{nullptr};
   Attention attn{nullptr};
   SwiGLU mlp{nullptr};
@@ -110,6 +121,12 @@ struct LanguageModelImpl : torch::nn::Module {
 
   // tokens (B, N) int64 in [0, vocab) -> logits (B, N, vocab).
   torch::Tensor forward(const torch::Tensor& tokens);
+  // Decoding: tokens (1, T) follow those already in `caches` (one per layer, from new_caches());
+  // returns their logits (1, T, vocab). With nothing evicted this equals forward() on the whole
+  // sequence; lm/decode.h drives it with eviction policies.
+  torch::Tensor forward(const torch::Tensor& tokens, std::vector<fpa::KvCache>& caches,
+                        fpa::Impl impl = fpa::Impl::Fused);
+  std::vector<fpa::KvCache> new_caches() const;  // in the dtype of the parameters
   // Mean next-token cross-entropy (nats) of tokens[:, 1:] given tokens[:, :-1]; tokens (B, N+1).
   torch::Tensor loss(const torch::Tensor& tokens);
   // The head applied to final hidden states (B, N, C) -> logits; used by decoders.

@@ -60,32 +60,13 @@ Batch make_batch(const Task& task, const at::Tensor& payload_table,
 Batch sample_batch(const Task& task, const at::Tensor& payload_table, int64_t batch, int64_t n,
                    std::mt19937_64& rng) {
   std::uniform_int_distribution<int64_t> payload(0, payload_table.size(0) - 1);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::vector<std::vector<int64_t>> types(batch, std::vector<int64_t>(n));
   std::vector<std::vector<int64_t>> payloads(batch, std::vector<int64_t>(n));
-  const int64_t k = int64_t(task.types.size());
-  std::vector<double> w(k);
   for (int64_t r = 0; r < batch; ++r) {
     double level = 0;
     int previous = -1;
     for (int64_t t = 0; t < n; ++t) {
-      double total = 0;
-      for (int64_t c = 0; c < k; ++c) {
-        w[c] = task.types[c].allowed(level, previous) ? task.types[c].weight : 0.0;
-        total += w[c];
-      }
-      if (total <= 0)
-        throw std::runtime_error(fmt::format(
-            "task '{}': no token type is allowed at level {} after type {} (check the constraints)",
-            task.name, level, previous < 0 ? std::string("start") : task.types[previous].name));
-      double u = unit(rng) * total;
-      int64_t c = 0;
-      while (c + 1 < k && (w[c] == 0 || u >= w[c])) {
-        u -= w[c];
-        ++c;
-      }
-      if (w[c] == 0)  // rounding left u past the last allowed type: take the last allowed one
-        for (c = k - 1; w[c] == 0; --c) {}
+      const int64_t c = draw_type(task, level, previous, rng);
       types[r][t] = c;
       previous = int(c);
       level += task.types[c].increment;

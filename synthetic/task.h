@@ -12,7 +12,9 @@
 // position). Among the allowed types the draw is proportional to the weights.
 #pragma once
 
+#include <cstdint>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +59,12 @@ Task load_task_file(const std::string& path);
 const std::vector<std::string>& builtin_task_names();
 const std::string& builtin_task_text(const std::string& name);  // throws on unknown names
 Task builtin_task(const std::string& name);
+
+// One token's type, drawn by the weights among the types allowed at `level` after `previous`
+// (-1 at the start): one uniform draw from rng. Throws std::runtime_error when none is allowed.
+int64_t draw_type(const Task& task, double level, int previous, std::mt19937_64& rng);
+// n types drawn in turn from level 0 (the ground-truth walk), as draw_type.
+std::vector<int64_t> sample_types(const Task& task, int64_t n, std::mt19937_64& rng);
 
 // A built-in name, or a path to a task file (anything containing '/' or ending in ".task").
 Task resolve_task(const std::string& name_or_path);

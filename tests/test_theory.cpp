@@ -32,24 +32,32 @@ TEST(TheoryLibrary, StackRuleGivesFirstPassageSets) {
   EXPECT_EQ(sets[3], (std::vector<int64_t>{1, 2, 3}));
 }
 
-TEST(TheoryLibrary, GeneratorsRespectTheirGrammar) {
+// The task families are the synthetic tasks' tables (synthetic/tasks/*.task), and their
+// sequences follow the tasks' constraints.
+TEST(TheoryLibrary, TaskTablesAreTheSyntheticTasks) {
   std::mt19937_64 rng(7);
-  const auto br = brackets_table();
-  const auto field = field_of_types(br, sample_types(br, 2000, rng));
-  for (double x : field) EXPECT_GE(x, 0.0);  // never below the floor
-  const auto er = erase_table();
-  const auto types = sample_types(er, 2000, rng);
-  const auto level = field_of_types(er, types);
-  int anchors = 0;
-  for (size_t t = 0; t < types.size(); ++t) {
-    EXPECT_GE(level[t], 0.0);
-    EXPECT_LE(level[t], 1.0);
-    if (types[t] == 0) {
-      EXPECT_EQ(level[t], 0.0);
-      anchors++;
+  for (const auto& name : synthetic::builtin_task_names()) {
+    const auto table = task_table(name);
+    const auto task = synthetic::builtin_task(name);
+    ASSERT_EQ(table.increment.size(), task.types.size()) << name;
+    for (size_t c = 0; c < task.types.size(); ++c)
+      EXPECT_EQ(double(table.increment[c]), task.types[c].increment) << name;
+    const auto types = sample_types(table, 2000, rng);
+    double level = 0;
+    int previous = -1;
+    std::vector<int> count(task.types.size());
+    for (int t : types) {
+      EXPECT_TRUE(task.types[size_t(t)].allowed(level, previous)) << name;
+      level += task.types[size_t(t)].increment;
+      previous = t;
+      ++count[size_t(t)];
     }
+    for (size_t c = 0; c < count.size(); ++c) EXPECT_GT(count[c], 0) << name << " type " << c;
   }
-  EXPECT_GT(anchors, 0);
+  // Erase: a clear returns to the floor, below the stretch and not below the anchors.
+  const auto erase = task_table("erase");
+  EXPECT_EQ(erase.types, (std::vector<std::string>{"anchor", "open", "content", "clear"}));
+  EXPECT_EQ(erase.increment, (std::vector<int>{1, 1, 0, -1}));
 }
 
 TEST(TheoryLibrary, EvictionThresholdAndBound) {

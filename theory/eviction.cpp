@@ -31,7 +31,7 @@ EvictionCase random_case(int64_t n, int64_t d, double eps, std::mt19937_64& rng)
   c.q = at::randn({n, d}, kF64) * qk_scale;
   c.k = at::randn({n, d}, kF64) * qk_scale;
   c.v = at::randn({n, d}, kF64);
-  const auto table = dips_table();
+  const auto table = task_table("dips");
   c.field = field_of_types(table, sample_types(table, n, rng));
   for (auto& x : c.field) x *= step;
   return c;

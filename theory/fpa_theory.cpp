@@ -89,10 +89,17 @@ std::vector<double> field_for_alive_set(int64_t query, const std::vector<int64_t
   return phi;
 }
 
-IncrementTable dips_table() { return {"dips", {"-2", "-1", "0", "+1", "+2"}, {-2, -1, 0, 1, 2}}; }
-IncrementTable brackets_table() { return {"brackets", {"push", "pop", "filler"}, {1, -1, 0}}; }
-IncrementTable erase_table() {
-  return {"erase", {"anchor", "open", "content", "clear"}, {0, 1, 0, -1}};
+IncrementTable task_table(const std::string& name) {
+  IncrementTable t;
+  t.name = name;
+  t.task = synthetic::builtin_task(name);
+  for (const auto& type : t.task->types) {
+    if (type.increment != std::round(type.increment))
+      throw std::invalid_argument("task_table: " + name + " has a non-integer increment");
+    t.types.push_back(type.name);
+    t.increment.push_back(int(type.increment));
+  }
+  return t;
 }
 
 IncrementTable random_table(std::mt19937_64& rng) {
@@ -110,30 +117,12 @@ IncrementTable random_table(std::mt19937_64& rng) {
 std::vector<int> sample_types(const IncrementTable& table, int64_t n, std::mt19937_64& rng) {
   std::vector<int> out;
   out.reserve(n);
-  std::uniform_real_distribution<double> u(0, 1);
-  if (table.name == "brackets") {
-    int64_t depth = 0;
-    for (int64_t t = 0; t < n; ++t) {
-      const double x = u(rng);
-      int type = x < 0.45 ? 0 : (x < 0.85 ? 1 : 2);
-      if (type == 1 && depth == 0) type = 0;  // no pop below the floor
-      depth += table.increment[type];
-      out.push_back(type);
-    }
-  } else if (table.name == "erase") {
-    bool in_stretch = false;
-    for (int64_t t = 0; t < n; ++t) {
-      const double x = u(rng);
-      int type;
-      if (!in_stretch) type = x < 0.3 ? 0 : 1;    // anchor, or open a stretch
-      else type = x < 0.15 ? 3 : 2;               // clear, or more content
-      in_stretch = (type == 1 || type == 2);
-      out.push_back(type);
-    }
-  } else {
-    std::uniform_int_distribution<int> pick(0, int(table.increment.size()) - 1);
-    for (int64_t t = 0; t < n; ++t) out.push_back(pick(rng));
+  if (table.task) {
+    for (int64_t c : synthetic::sample_types(*table.task, n, rng)) out.push_back(int(c));
+    return out;
   }
+  std::uniform_int_distribution<int> pick(0, int(table.increment.size()) - 1);
+  for (int64_t t = 0; t < n; ++t) out.push_back(pick(rng));
   return out;
 }
 

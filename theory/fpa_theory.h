@@ -9,11 +9,13 @@
 #pragma once
 
 #include "kernels/eviction.h"
+#include "synthetic/task.h"
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,17 +49,18 @@ struct IncrementTable {
   std::string name;
   std::vector<std::string> types;
   std::vector<int> increment;  // per type
+  std::optional<synthetic::Task> task;  // a task family: sequences follow its own rules
 };
 
-IncrementTable dips_table();      // types -2..2, increment = type value
-IncrementTable brackets_table();  // push +1, pop -1, filler 0
-IncrementTable erase_table();     // anchor 0, open +1, content 0, clear -1
+// A task family of SPEC section 4 (dips, brackets, erase) from its one home,
+// synthetic/tasks/<name>.task, the table the synthetic experiments train on. Throws if an
+// increment is not an integer (T3(b) is stated for integer tables).
+IncrementTable task_table(const std::string& name);
 // 2..6 types with increments drawn from [-3, 3].
 IncrementTable random_table(std::mt19937_64& rng);
 
-// A random token-type sequence for the table. brackets: never pops below the floor;
-// erase: anchors at the base level, then a stretch `open content* clear` (anchors 30% of
-// base-level tokens); dips and random tables: types drawn uniformly.
+// A random token-type sequence for the table: a task family's by its weights and constraints
+// (synthetic::sample_types); other tables draw types uniformly.
 std::vector<int> sample_types(const IncrementTable& table, int64_t n, std::mt19937_64& rng);
 std::vector<double> field_of_types(const IncrementTable& table, const std::vector<int>& types);
 

@@ -195,10 +195,7 @@ int main(int argc, char** argv) {
     for (const auto& family : families) {
       for (int n : lengths) {
         for (int trial = 0; trial < trials; ++trial) {
-          IncrementTable table = family == "dips"       ? dips_table()
-                                 : family == "brackets" ? brackets_table()
-                                 : family == "erase"    ? erase_table()
-                                                        : random_table(rng);
+          IncrementTable table = family == "random" ? random_table(rng) : task_table(family);
           const auto field = field_of_types(table, sample_types(table, n, rng));
           std::string incs;
           for (int x : table.increment) incs += (incs.empty() ? "" : " ") + std::to_string(x);

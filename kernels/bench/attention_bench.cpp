@@ -1,6 +1,7 @@
 // attention-bench: forward and forward+backward time and peak extra memory of every attention
 // implementation (reference, fused, cuda when built) for softmax, FoX and FPA, next to the
-// matrix-multiply rate LibTorch reaches in the same run. Writes results/bench/attention.csv
+// matrix-multiply rate LibTorch reaches in the same run. Pass `decode` times one step of the
+// cached operator (kernels/kv_cache.h): one new token against a cache of n keys per head. Writes results/bench/attention.csv
 // (SPEC section 7 columns first) with a provenance sidecar.
 #include "alloc_meter.h"
 #include "experiments/cli.h"
@@ -10,6 +11,7 @@
 #include "kernels/attention.h"
 #include "kernels/fused_cpu.h"
 #include "kernels/fused_gemm.h"
+#include "kernels/kv_cache.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -99,6 +101,11 @@ double tile_gemm_gflops(int64_t t, int64_t d) {
   return 2.0 * double(t * t * d * reps) / (ms_since(t0) * 1e-3) / 1e9;
 }
 
+// Useful FLOPs of one decoding step: q.k and p.v over n cached keys per head.
+double decode_flops(int64_t batch, int64_t heads, int64_t n, int64_t d) {
+  return 4.0 * double(n) * double(d) * double(batch * heads);
+}
+
 struct Problem {
   at::Tensor q, k, v, gate, dout;
 };
@@ -137,7 +144,7 @@ int main(int argc, char** argv) {
       ("impls", po::value<std::string>()->default_value("reference,fused,cuda"),
        "implementations (those not in this build are skipped with a note)")
       ("variants", po::value<std::string>()->default_value("softmax,fox,fpa"), "variants")
-      ("passes", po::value<std::string>()->default_value("fwd,fwd_bwd"), "fwd and/or fwd_bwd")
+      ("passes", po::value<std::string>()->default_value("fwd,fwd_bwd"), "fwd, fwd_bwd and/or decode (one cached step after n tokens; CPU impls)")
       ("fpa-backward", po::value<std::string>()->default_value("exact,straight-through"),
        "FPA backward modes to time in fwd_bwd (exact, straight-through)")
       ("head-dim", po::value<int>()->default_value(64), "head dimension")
@@ -202,7 +209,8 @@ int main(int argc, char** argv) {
     for (const char* list : {"impls", "variants", "fpa-backward"})
       require_unique(split_list(cli.get<std::string>(list), list), list);
     for (const auto& s : passes)
-      if (s != "fwd" && s != "fwd_bwd") throw std::invalid_argument("--passes: fwd, fwd_bwd");
+      if (s != "fwd" && s != "fwd_bwd" && s != "decode")
+        throw std::invalid_argument("--passes: fwd, fwd_bwd, decode");
   } catch (const std::invalid_argument& e) {
     fail_usage(e.what());
   }
@@ -276,6 +284,7 @@ int main(int argc, char** argv) {
       for (Impl i : runnable) {
         if (i == Impl::Reference && n > max_ref_n) continue;
         for (const auto& pass : passes) {
+          if (pass == "decode" && i == Impl::Cuda) continue;  // no CUDA step yet
           if (v == Variant::Fpa && pass == "fwd_bwd") {
             for (MinGrad g : i == Impl::Reference ? reference_fpa_modes : fpa_modes)
               // the GPU kernels have no straight-through backward
@@ -300,9 +309,28 @@ int main(int argc, char** argv) {
     opts.variant = job.variant;
     opts.impl = job.impl;
     opts.min_grad = job.min_grad;
-    const bool backward = job.pass == "fwd_bwd";
+    const bool backward = job.pass == "fwd_bwd", decode = job.pass == "decode";
     std::function<void()> pass;
-    if (!backward) {
+    std::vector<KvCache> caches;  // decode: one per sequence, filled with the n tokens
+    if (decode) {
+      at::NoGradGuard no_grad;
+      AttentionOptions fill = opts;
+      fill.impl = Impl::Fused;
+      for (int64_t b = 0; b < batch; ++b) {
+        caches.emplace_back(job.variant, heads, d, d, dtype);
+        const auto g = p.gate.defined() ? p.gate[b] : at::Tensor();
+        (void)attention_step(p.q[b], p.k[b], p.v[b], g, caches.back(), fill);
+      }
+      // Each timed step appends one token (the cache grows by warmup + repeats, << n).
+      const auto q1 = p.q.narrow(2, 0, 1), k1 = p.k.narrow(2, 0, 1), v1 = p.v.narrow(2, 0, 1);
+      const auto g1 = p.gate.defined() ? p.gate.narrow(2, job.n - 1, 1) : at::Tensor();
+      pass = [&, q1, k1, v1, g1] {
+        at::NoGradGuard no_grad;
+        for (int64_t b = 0; b < batch; ++b)
+          (void)attention_step(q1[b], k1[b], v1[b], g1.defined() ? g1[b] : at::Tensor(),
+                               caches[size_t(b)], opts);
+      };
+    } else if (!backward) {
       pass = [&] {
         at::NoGradGuard no_grad;
         sync(run_attention(p.q, p.k, p.v, p.gate, opts));
@@ -320,12 +348,15 @@ int main(int argc, char** argv) {
       };
     }
     const bool ref = job.impl == Impl::Reference;
-    Timing t = measure(pass, ref ? ref_warmup : warmup, ref ? ref_repeats : repeats);
+    // The reference's repeat count is for its n x n passes; a decode step is cheap for both.
+    Timing t = measure(pass, ref && !decode ? ref_warmup : warmup,
+                       ref && !decode ? ref_repeats : repeats);
     if (job.impl == Impl::Cuda) t.peak_extra_bytes = -1;  // device memory: not measured here
-    const double gflops = attention_flops(batch, heads, job.n, d, backward) /
-                          (t.median_ms * 1e-3) / 1e9;
+    const double flops = decode ? decode_flops(batch, heads, job.n, d)
+                                : attention_flops(batch, heads, job.n, d, backward);
+    const double gflops = flops / (t.median_ms * 1e-3) / 1e9;
     const int64_t scratch =
-        job.impl == Impl::Fused
+        job.impl == Impl::Fused && !decode
             ? fused_extra_bytes(batch, heads, job.n, d, opts, elem, backward, cli.threads(),
                                 tile) -
                   batch * heads * job.n * elem  // lse is a tensor: already in the measurement
@@ -333,7 +364,7 @@ int main(int argc, char** argv) {
     csv.row(to_string(job.variant), to_string(job.impl), job.n, d, heads, batch, job.pass,
             fmt::format("{:.3f}", t.median_ms), t.peak_extra_bytes, fmt::format("{:.2f}", gflops),
             job.variant == Variant::Fpa ? to_string(job.min_grad) : std::string("-"),
-            cli.get<std::string>("dtype"), cli.threads(), ref ? ref_repeats : repeats,
+            cli.get<std::string>("dtype"), cli.threads(), ref && !decode ? ref_repeats : repeats,
             fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch,
             fmt::format("{:.3f}", t.median_cpu_ms),
             fmt::format("{:.2f}", gflops * t.median_ms / t.median_cpu_ms),

@@ -1,0 +1,121 @@
+// fpa::attention_step: the cached entry point (kernels/kv_cache.h). The cache keeps the state
+// (keys, values, the carried path minimum); the two implementations below only differ in how one
+// query attends over one head's entries:
+//   reference : tensor ops (matmul, softmax), clear and slow at one token per step;
+//   fused     : raw loops and two BLAS matrix-vector products per head, no tensor op per step.
+#include "kv_cache.h"
+
+#include "checks.h"
+#include "fused_gemm.h"
+#include "fused_math.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace fpa {
+namespace {
+
+void validate_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+              const at::Tensor& gate, const KvCache& cache, const AttentionOptions& opts) {
+  check(q.defined() && k.defined() && v.defined(), "attention_step: q, k and v must be defined");
+  check(opts.variant == cache.variant(), "attention_step: the variant must be the cache's");
+  const int64_t H = cache.heads();
+  check(q.dim() == 3 && q.size(0) == H && q.size(2) == cache.head_dim() && q.size(1) >= 1,
+        fmt::format("attention_step: q must be (H={}, T, D={})", H, cache.head_dim()));
+  check(k.sizes() == q.sizes(), "attention_step: k must have the shape of q");
+  check(v.dim() == 3 && v.size(0) == H && v.size(1) == q.size(1) &&
+            v.size(2) == cache.value_dim(),
+        "attention_step: v must be (H, T, Dv)");
+  check(q.scalar_type() == cache.dtype() && k.scalar_type() == cache.dtype() &&
+            v.scalar_type() == cache.dtype(),
+        "attention_step: q, k, v must have the cache's dtype");
+  check(!q.is_cuda() && !k.is_cuda() && !v.is_cuda(), "attention_step: CPU tensors only");
+  if (opts.variant != Variant::Softmax)
+    check(gate.defined() && gate.dim() == 2 && gate.size(0) == H && gate.size(1) == q.size(1),
+          "attention_step: gate must be (H, T)");
+}
+
+// One query of one head over the head's entries, with tensor ops.
+at::Tensor reference_head(const at::Tensor& q, const KvCache& cache, int64_t h, double scale) {
+  const int64_t n = cache.size(h);
+  std::vector<double> b(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n; ++e) b[size_t(e)] = cache.bias(h, size_t(e));
+  const auto bias = at::tensor(b, at::kDouble).to(q.scalar_type());
+  const auto scores = at::matmul(cache.keys_tensor(h), q) * scale + bias;
+  return at::matmul(at::softmax(scores, 0), cache.values_tensor(h));
+}
+
+// The same with raw loops: s = scale K q + b, p = exp(s - max), out = p V / sum p.
+template <class T>
+void fused_head(const T* q, const KvCache& cache, int64_t h, double scale, T* out,
+                std::vector<T>& s) {
+  const int64_t n = cache.size(h), d = cache.head_dim(), dv = cache.value_dim();
+  const auto* k = static_cast<const T*>(cache.keys(h));
+  const auto* v = static_cast<const T*>(cache.values(h));
+  s.resize(size_t(n));
+  fused::gemv_n<T>(n, d, T(scale), k, d, q, s.data());
+  const double* level = cache.levels(h).data();
+  switch (cache.variant()) {
+    case Variant::Fpa: {
+      const double* m = cache.run_mins(h).data();
+      for (int64_t j = 0; j < n; ++j) s[size_t(j)] += T(m[j] - level[j]);
+      break;
+    }
+    case Variant::Fox: {
+      const double last = cache.last_level(h);
+      for (int64_t j = 0; j < n; ++j) s[size_t(j)] += T(last - level[j]);
+      break;
+    }
+    case Variant::Softmax: break;
+  }
+  T mx = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[size_t(j)]);
+  for (int64_t j = 0; j < n; ++j) s[size_t(j)] -= mx;
+  fused::exp_inplace(s.data(), n);  // the fused kernels' exponential (vectorised for float32)
+  T sum = 0;
+  for (int64_t j = 0; j < n; ++j) sum += s[size_t(j)];
+  fused::gemv_t<T>(n, dv, T(1) / sum, v, dv, s.data(), out);
+}
+
+}  // namespace
+
+at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          const at::Tensor& gate, KvCache& cache, const AttentionOptions& opts) {
+  validate_step(q, k, v, gate, cache, opts);
+  check(opts.impl == Impl::Reference || opts.impl == Impl::Fused,
+        "attention_step: implementations are 'reference' and 'fused' (no CUDA step yet)");
+  const int64_t H = cache.heads(), T = q.size(1), dv = cache.value_dim();
+  const double scale = opts.scale > 0 ? opts.scale : 1.0 / std::sqrt(double(cache.head_dim()));
+  // Token-major rows: token t's (H, D) block is contiguous. A view for the models' split heads.
+  const auto qt = q.transpose(0, 1).contiguous(), kt = k.transpose(0, 1).contiguous(),
+             vt = v.transpose(0, 1).contiguous();
+  // The gate as float64 (H, T); a dummy row of zeros for softmax.
+  const auto g = opts.variant != Variant::Softmax ? gate.to(at::kDouble).contiguous()
+                                                  : at::zeros({H, T}, at::kDouble);
+  auto out = at::empty({T, H, dv}, q.options());
+  const int64_t d = cache.head_dim(), es = q.element_size();
+  const auto* qp = static_cast<const char*>(qt.data_ptr());
+  const auto* kp = static_cast<const char*>(kt.data_ptr());
+  const auto* vp = static_cast<const char*>(vt.data_ptr());
+  for (int64_t t = 0; t < T; ++t) {
+    cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data_ptr<double>() + t, T);
+    if (opts.impl == Impl::Reference) {
+      for (int64_t h = 0; h < H; ++h) out[t][h].copy_(reference_head(qt[t][h], cache, h, scale));
+    } else {
+      AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "attention_step", [&] {
+        std::vector<scalar_t> s;
+        const auto* qs = reinterpret_cast<const scalar_t*>(qp) + t * H * d;
+        auto* os = out.data_ptr<scalar_t>() + t * H * dv;
+        for (int64_t h = 0; h < H; ++h)
+          fused_head<scalar_t>(qs + h * d, cache, h, scale, os + h * dv, s);
+      });
+    }
+  }
+  cache.set_last_query(qp + (T - 1) * H * d * es, scale);
+  return out.transpose(0, 1);
+}
+
+}  // namespace fpa

@@ -1,0 +1,174 @@
+#include "kv_cache.h"
+
+#include "checks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace fpa {
+namespace {
+
+template <class T>
+double max_abs_dot(const double* q, const T* k, int64_t n, int64_t d) {
+  double r = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    double s = 0;
+    for (int64_t c = 0; c < d; ++c) s += q[c] * double(k[j * d + c]);
+    r = std::max(r, std::abs(s));
+  }
+  return r;
+}
+
+}  // namespace
+
+KvCache::KvCache(Variant variant, int64_t heads, int64_t head_dim, int64_t value_dim,
+                 at::ScalarType dtype)
+    : variant_(variant), heads_(heads), d_(head_dim), dv_(value_dim), dtype_(dtype) {
+  check(heads > 0 && head_dim > 0 && value_dim > 0, "KvCache: sizes must be positive");
+  check(dtype == at::kFloat || dtype == at::kDouble, "KvCache: dtype must be float32 or float64");
+  clear();
+}
+
+void KvCache::clear() {
+  length_ = 0;
+  capacity_ = 0;
+  k_ = v_ = at::Tensor();
+  last_q_.clear();
+  size_.assign(size_t(heads_), 0);
+  pos_.assign(size_t(heads_), {});
+  level_.assign(size_t(heads_), {});
+  run_min_.assign(size_t(heads_), {});
+  last_level_.assign(size_t(heads_), 0.0);
+}
+
+int64_t KvCache::entries() const {
+  int64_t n = 0;
+  for (auto s : size_) n += s;
+  return n;
+}
+
+at::Tensor KvCache::last_levels() const {
+  return at::tensor(last_level_, at::kDouble);
+}
+
+void KvCache::reserve(int64_t need) {
+  if (need <= capacity_) return;
+  const int64_t capacity = std::max<int64_t>({need, 2 * capacity_, 64});
+  auto grow = [&](const at::Tensor& old, int64_t width) {
+    auto t = at::empty({heads_, capacity, width}, at::TensorOptions().dtype(dtype_));
+    if (capacity_ > 0) t.narrow(1, 0, capacity_).copy_(old);
+    return t;
+  };
+  k_ = grow(k_, d_);
+  v_ = grow(v_, dv_);
+  capacity_ = capacity;
+}
+
+const void* KvCache::keys(int64_t h) const {
+  return static_cast<const char*>(k_.data_ptr()) + h * capacity_ * d_ * k_.element_size();
+}
+const void* KvCache::values(int64_t h) const {
+  return static_cast<const char*>(v_.data_ptr()) + h * capacity_ * dv_ * v_.element_size();
+}
+at::Tensor KvCache::keys_tensor(int64_t h) const { return k_[h].narrow(0, 0, size(h)); }
+at::Tensor KvCache::values_tensor(int64_t h) const { return v_[h].narrow(0, 0, size(h)); }
+
+void KvCache::append(const void* k, const void* v, const double* gate, int64_t gate_stride) {
+  reserve(*std::max_element(size_.begin(), size_.end()) + 1);
+  const int64_t es = k_.element_size();
+  auto* kd = static_cast<char*>(k_.data_ptr());
+  auto* vd = static_cast<char*>(v_.data_ptr());
+  const auto* ks = static_cast<const char*>(k);
+  const auto* vs = static_cast<const char*>(v);
+  for (int64_t h = 0; h < heads_; ++h) {
+    const size_t hh = size_t(h);
+    const int64_t at = size_[hh];
+    std::memcpy(kd + (h * capacity_ + at) * d_ * es, ks + h * d_ * es, size_t(d_ * es));
+    std::memcpy(vd + (h * capacity_ + at) * dv_ * es, vs + h * dv_ * es, size_t(dv_ * es));
+    pos_[hh].push_back(length_);
+    double level = 0;
+    if (variant_ == Variant::Fpa) {
+      level = gate[h * gate_stride];
+      // The carried path minimum: every kept key's m_j now includes phi_t.
+      for (auto& m : run_min_[hh]) m = std::min(m, level);
+    } else if (variant_ == Variant::Fox) {
+      level = last_level_[hh] + gate[h * gate_stride];  // F_t = F_{t-1} + log f_t
+    }
+    level_[hh].push_back(level);
+    run_min_[hh].push_back(level);
+    last_level_[hh] = level;
+    ++size_[hh];
+  }
+  ++length_;
+}
+
+void KvCache::set_last_query(const void* q, double scale) {
+  last_q_.resize(size_t(heads_ * d_));
+  AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::set_last_query", [&] {
+    const auto* p = static_cast<const scalar_t*>(q);
+    for (size_t c = 0; c < last_q_.size(); ++c) last_q_[c] = double(p[c]);
+  });
+  scale_ = scale;
+}
+
+double KvCache::bias(int64_t h, size_t e) const {
+  switch (variant_) {
+    case Variant::Fpa: return run_min_[size_t(h)][e] - level_[size_t(h)][e];
+    case Variant::Fox: return last_level_[size_t(h)] - level_[size_t(h)][e];
+    case Variant::Softmax: return 0.0;
+  }
+  return 0.0;
+}
+
+void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
+  check(kept.size() == size_t(heads_), "KvCache::keep: one index list per head");
+  const int64_t es = capacity_ > 0 ? k_.element_size() : 0;
+  for (int64_t h = 0; h < heads_; ++h) {
+    const size_t hh = size_t(h);
+    const auto& idx = kept[hh];
+    for (size_t s = 0; s < idx.size(); ++s)
+      check(idx[s] >= 0 && idx[s] < size_[hh] && (s == 0 || idx[s] > idx[s - 1]),
+            fmt::format("KvCache::keep: head {}: indices must ascend within [0, {})", h,
+                        size_[hh]));
+    if (int64_t(idx.size()) == size_[hh]) continue;
+    auto* kd = static_cast<char*>(k_.data_ptr()) + h * capacity_ * d_ * es;
+    auto* vd = static_cast<char*>(v_.data_ptr()) + h * capacity_ * dv_ * es;
+    // idx[s] >= s, so compacting front to back never overwrites an entry still to be read.
+    for (size_t s = 0; s < idx.size(); ++s) {
+      const auto from = idx[s];
+      if (from == int64_t(s)) continue;
+      std::memcpy(kd + int64_t(s) * d_ * es, kd + from * d_ * es, size_t(d_ * es));
+      std::memcpy(vd + int64_t(s) * dv_ * es, vd + from * dv_ * es, size_t(dv_ * es));
+      pos_[hh][s] = pos_[hh][size_t(from)];
+      level_[hh][s] = level_[hh][size_t(from)];
+      run_min_[hh][s] = run_min_[hh][size_t(from)];
+    }
+    size_[hh] = int64_t(idx.size());
+    pos_[hh].resize(idx.size());
+    level_[hh].resize(idx.size());
+    run_min_[hh].resize(idx.size());
+  }
+}
+
+std::vector<CacheHeadView> KvCache::views() const {
+  std::vector<CacheHeadView> out(static_cast<size_t>(heads_));
+  for (int64_t h = 0; h < heads_; ++h) {
+    auto& view = out[size_t(h)];
+    const int64_t n = size(h);
+    view.position = pos_[size_t(h)];
+    view.bias.resize(size_t(n));
+    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = bias(h, size_t(e));
+    if (!last_q_.empty() && n > 0) {
+      AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::views", [&] {
+        view.r = scale_ * max_abs_dot(last_q_.data() + h * d_,
+                                      static_cast<const scalar_t*>(keys(h)), n, d_);
+      });
+    }
+  }
+  return out;
+}
+
+}  // namespace fpa

@@ -1,0 +1,106 @@
+// Cached attention for decoding: fpa::KvCache holds one layer's keys and values per head, and
+// fpa::attention_step appends new tokens to it and attends over what it keeps.
+//
+// Shapes and dtypes (H = heads, T = new tokens, D = head dimension, Dv = value dimension):
+//   q, k : (H, T, D), v : (H, T, Dv), float32 or float64 (the cache's dtype), CPU tensors
+//   gate : (H, T), the dtype of q, in fpa::attention's convention for the new positions:
+//            Softmax: ignored (undefined);  FoX: log forget gates log f_t <= 0;
+//            FPA: the field phi_t itself; continue the walk from last_level() (levels of
+//            one sequence must share one origin; the bias ignores a common constant).
+//   returns (H, T, Dv): new token t attends to every key its head keeps plus new keys <= t.
+// Logits are scale * q . k_j + b_ij with the variant's bias, exactly as fpa::attention's:
+// decoding token by token with nothing evicted equals the full operator, and with evictions it
+// equals the full operator restricted to the kept keys (tests/test_kv_cache.cpp).
+//
+// Ragged heads: each head keeps its own number of entries (keep() per head); attention for a
+// head reads only its entries. Storage grows by doubling, so appending costs O(T) amortised.
+//
+// The carried path minimum (FPA): a key j keeps its level phi_j and m_j = min_{j<=l<=i} phi_l
+// over every token appended so far, evicted ones included; appending phi_t sets
+// m_j <- min(m_j, phi_t). So b_ij = m_j - phi_j needs no history: a dropped token's level
+// still counts through the m_j of the keys before it. FoX keeps F_j = sum_{l<=j} log f_l and
+// the running F_i, b_ij = F_i - F_j. Both are kept in double, as the fused kernels keep FoX's
+// prefix. Tokens of a chunk are appended and attended one at a time, so m_j always refers to
+// the query being computed.
+#pragma once
+
+#include "attention.h"
+#include "cache_view.h"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace fpa {
+
+class KvCache {
+ public:
+  KvCache(Variant variant, int64_t heads, int64_t head_dim, int64_t value_dim,
+          at::ScalarType dtype);
+  // Moved, never copied: a copy would share the key and value storage.
+  KvCache(KvCache&&) = default;
+  KvCache& operator=(KvCache&&) = default;
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
+
+  Variant variant() const { return variant_; }
+  int64_t heads() const { return heads_; }
+  int64_t head_dim() const { return d_; }
+  int64_t value_dim() const { return dv_; }
+  at::ScalarType dtype() const { return dtype_; }
+  int64_t length() const { return length_; }            // tokens appended: the next position
+  int64_t size(int64_t h) const { return size_[size_t(h)]; }  // entries head h keeps
+  int64_t entries() const;                               // over all heads
+
+  // FPA: phi of the last token; FoX: F of the last token; 0 before any token or for softmax.
+  double last_level(int64_t h) const { return last_level_[size_t(h)]; }
+  at::Tensor last_levels() const;  // (H) float64
+
+  // One token for every head: k (H x D) and v (H x Dv) contiguous rows of the cache's dtype
+  // (raw memory: a step makes no tensor op per token); gate[h * gate_stride] as in the header
+  // comment (ignored for softmax).
+  void append(const void* k, const void* v, const double* gate, int64_t gate_stride);
+  void set_last_query(const void* q, double scale);  // q (H x D), for views()' R
+
+  // Keeps, for each head h, the entries kept[h] (ascending indices into its current entries).
+  void keep(const std::vector<std::vector<int64_t>>& kept);
+  // Per head: positions, bias at the last query, R of the last query over the cache.
+  std::vector<CacheHeadView> views() const;
+  void clear();
+
+  // Head h's storage, for the implementations: keys (size x D) and values (size x Dv) rows,
+  // positions, and the two per-key scalars (FPA: phi_j and m_j; FoX: F_j and unused).
+  const void* keys(int64_t h) const;
+  const void* values(int64_t h) const;
+  const std::vector<int64_t>& positions(int64_t h) const { return pos_[size_t(h)]; }
+  const std::vector<double>& levels(int64_t h) const { return level_[size_t(h)]; }
+  const std::vector<double>& run_mins(int64_t h) const { return run_min_[size_t(h)]; }
+  at::Tensor keys_tensor(int64_t h) const;    // (size, D) view of the storage
+  at::Tensor values_tensor(int64_t h) const;  // (size, Dv)
+  // b_ij at the last query for each entry of head h (the formula in the header comment).
+  double bias(int64_t h, size_t entry) const;
+
+ private:
+  void reserve(int64_t need);
+
+  Variant variant_;
+  int64_t heads_, d_, dv_;
+  at::ScalarType dtype_;
+  int64_t length_ = 0, capacity_ = 0;
+  at::Tensor k_, v_;             // (H, capacity, D), (H, capacity, Dv)
+  std::vector<double> last_q_;   // (H x D), empty before the first query
+  double scale_ = 1.0;
+  std::vector<int64_t> size_;
+  std::vector<std::vector<int64_t>> pos_;
+  std::vector<std::vector<double>> level_, run_min_;
+  std::vector<double> last_level_;
+};
+
+// Appends the T new tokens to `cache` and returns their attention outputs (shapes above).
+// opts.variant must be the cache's; opts.impl Reference (tensor ops) or Fused (one pass over
+// each head's entries, no tensor op per key); opts.scale 0 means 1/sqrt(D).
+at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          const at::Tensor& gate, KvCache& cache, const AttentionOptions& opts);
+
+}  // namespace fpa

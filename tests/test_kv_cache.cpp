@@ -1,0 +1,174 @@
+// fpa::attention_step over fpa::KvCache (kernels/kv_cache.h) equals the full operator restricted
+// to the kept keys: decoding in chunks, with random per-head evictions between chunks, for every
+// variant and implementation, in float64 (unit cases and a RapidCheck property).
+#include "kernels/attention.h"
+#include "kernels/kv_cache.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <limits>
+#include <random>
+
+namespace fpa {
+namespace {
+
+struct Problem {
+  at::Tensor q, k, v, gate;  // (H, N, D) and gate (H, N) in the operator's convention
+};
+
+Problem make_problem(Variant variant, int64_t heads, int64_t n, int64_t d, uint64_t seed) {
+  at::manual_seed(seed);
+  const auto o = at::TensorOptions().dtype(at::kDouble);
+  Problem p{at::randn({heads, n, d}, o), at::randn({heads, n, d}, o), at::randn({heads, n, d}, o),
+            {}};
+  // Non-monotone fields (FPA differs from FoX), gates spread over (0, 1).
+  if (variant == Variant::Fpa) p.gate = at::cumsum(at::randn({heads, n}, o) * 1.5, -1);
+  if (variant == Variant::Fox) p.gate = at::log_sigmoid(at::randn({heads, n}, o) * 2.0 + 1.0);
+  return p;
+}
+
+// evicted_at[h][j]: the first query that no longer sees key j in head h (n when never evicted).
+// The expected output: the full operator's logits with those entries masked out.
+at::Tensor restricted_full(const Problem& p, Variant variant,
+                           const std::vector<std::vector<int64_t>>& evicted_at) {
+  const int64_t H = p.q.size(0), N = p.q.size(1);
+  at::Tensor bias;
+  if (variant == Variant::Fpa) bias = fpa_bias(p.gate);
+  else if (variant == Variant::Fox) bias = fox_bias(p.gate);
+  else bias = at::zeros({H, N, N}, p.q.options()).masked_fill(
+                  at::ones({N, N}, at::kBool).triu(1), -std::numeric_limits<double>::infinity());
+  auto mask = at::zeros({H, N, N}, at::kBool);
+  for (int64_t h = 0; h < H; ++h)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t i = evicted_at[size_t(h)][size_t(j)]; i < N; ++i) mask[h][i][j] = true;
+  const double scale = 1.0 / std::sqrt(double(p.q.size(2)));
+  const auto logits = (at::matmul(p.q, p.k.transpose(-1, -2)) * scale + bias)
+                          .masked_fill(mask, -std::numeric_limits<double>::infinity());
+  return at::matmul(at::softmax(logits, -1), p.v);
+}
+
+// Decodes the problem in chunks of the given sizes; after each chunk every head keeps each
+// older entry with probability keep_p (its newest entry always), drawn from `seed`.
+double decode_error(Variant variant, Impl impl, int64_t heads, int64_t n, int64_t d,
+                    const std::vector<int64_t>& chunks, double keep_p, uint64_t seed) {
+  const Problem p = make_problem(variant, heads, n, d, seed);
+  KvCache cache(variant, heads, d, d, at::kDouble);
+  AttentionOptions opts;
+  opts.variant = variant;
+  opts.impl = impl;
+  std::vector<std::vector<int64_t>> evicted_at(size_t(heads), std::vector<int64_t>(size_t(n), n));
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution keep(keep_p);
+  std::vector<at::Tensor> outs;
+  int64_t s = 0;
+  for (size_t c = 0; s < n; ++c) {
+    const int64_t e = std::min(n, s + chunks[c % chunks.size()]);
+    const auto gate = p.gate.defined() ? p.gate.slice(1, s, e) : at::Tensor();
+    outs.push_back(attention_step(p.q.slice(1, s, e), p.k.slice(1, s, e), p.v.slice(1, s, e),
+                                  gate, cache, opts));
+    std::vector<std::vector<int64_t>> kept(static_cast<size_t>(heads));
+    for (int64_t h = 0; h < heads; ++h) {
+      const auto& pos = cache.positions(h);
+      for (size_t i = 0; i < pos.size(); ++i) {
+        if (i + 1 == pos.size() || keep(rng)) kept[size_t(h)].push_back(int64_t(i));
+        else evicted_at[size_t(h)][size_t(pos[i])] = e;
+      }
+    }
+    cache.keep(kept);
+    s = e;
+  }
+  return (at::cat(outs, 1) - restricted_full(p, variant, evicted_at)).abs().max().item<double>();
+}
+
+const Variant kVariants[] = {Variant::Softmax, Variant::Fox, Variant::Fpa};
+const Impl kImpls[] = {Impl::Reference, Impl::Fused};
+
+TEST(KvCache, TokenByTokenEqualsFullOperator) {
+  for (auto variant : kVariants)
+    for (auto impl : kImpls)
+      EXPECT_LT(decode_error(variant, impl, 3, 40, 8, {1}, 1.0, 1), 1e-10)
+          << to_string(variant) << " " << to_string(impl);
+}
+
+TEST(KvCache, ChunksWithEvictionsEqualFullOperatorOnKeptKeys) {
+  for (auto variant : kVariants)
+    for (auto impl : kImpls)
+      EXPECT_LT(decode_error(variant, impl, 4, 60, 8, {7, 1, 3}, 0.6, 2), 1e-10)
+          << to_string(variant) << " " << to_string(impl);
+}
+
+// FPA's carried minimum must count the levels of evicted tokens: evict everything but the newest
+// entry of each head while the field dips, and the kept keys still see those dips.
+TEST(KvCache, EvictedDipsStillCount) {
+  KvCache cache(Variant::Fpa, 1, 2, 2, at::kDouble);
+  AttentionOptions opts;
+  opts.variant = Variant::Fpa;
+  const auto o = at::TensorOptions().dtype(at::kDouble);
+  const auto step = [&](double phi) {
+    attention_step(at::ones({1, 1, 2}, o), at::ones({1, 1, 2}, o), at::ones({1, 1, 2}, o),
+                   at::full({1, 1}, phi, o), cache, opts);
+  };
+  step(0.0);   // key 0, level 0
+  step(-3.0);  // dips 3 below key 0
+  cache.keep({{0}});  // drop the dip's own key
+  step(1.0);
+  const auto views = cache.views();
+  ASSERT_EQ(views[0].position, (std::vector<int64_t>{0, 2}));
+  EXPECT_DOUBLE_EQ(views[0].bias[0], -3.0);
+  EXPECT_DOUBLE_EQ(views[0].bias[1], 0.0);
+  EXPECT_EQ(cache.length(), 3);
+  EXPECT_EQ(cache.entries(), 2);
+}
+
+TEST(KvCache, ViewsReportTheOperatorsBiasAndR) {
+  const Problem p = make_problem(Variant::Fox, 2, 12, 4, 3);
+  KvCache cache(Variant::Fox, 2, 4, 4, at::kDouble);
+  AttentionOptions opts;
+  opts.variant = Variant::Fox;
+  opts.impl = Impl::Fused;
+  attention_step(p.q, p.k, p.v, p.gate, cache, opts);
+  const auto views = cache.views();
+  const auto bias = fox_bias(p.gate);
+  const auto r = (at::matmul(p.k, p.q.select(1, 11).unsqueeze(-1)).abs() / 2.0).amax({1, 2});
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t j = 0; j < 12; ++j)
+      EXPECT_NEAR(views[size_t(h)].bias[size_t(j)], bias[h][11][j].item<double>(), 1e-12);
+    EXPECT_NEAR(views[size_t(h)].r, r[h].item<double>(), 1e-12);
+  }
+}
+
+TEST(KvCache, RejectsBadInput) {
+  KvCache cache(Variant::Fpa, 2, 4, 4, at::kDouble);
+  AttentionOptions opts;
+  opts.variant = Variant::Fpa;
+  const auto x = at::zeros({2, 1, 4}, at::kDouble);
+  EXPECT_THROW(attention_step(x, x, x, at::Tensor(), cache, opts), std::invalid_argument);
+  opts.variant = Variant::Fox;
+  EXPECT_THROW(attention_step(x, x, x, at::zeros({2, 1}, at::kDouble), cache, opts),
+               std::invalid_argument);
+  opts.variant = Variant::Fpa;
+  attention_step(x, x, x, at::zeros({2, 1}, at::kDouble), cache, opts);
+  EXPECT_THROW(cache.keep({{1}, {0}}), std::invalid_argument);  // index past the entries
+  EXPECT_THROW(cache.keep({{0}}), std::invalid_argument);       // one list per head
+}
+
+RC_GTEST_PROP(KvCacheProperty, DecodingEqualsFullOperatorOnKeptKeys, ()) {
+  const auto variant = *rc::gen::element(Variant::Softmax, Variant::Fox, Variant::Fpa);
+  const auto impl = *rc::gen::element(Impl::Reference, Impl::Fused);
+  const int64_t heads = *rc::gen::inRange<int64_t>(1, 4);
+  const int64_t n = *rc::gen::inRange<int64_t>(1, 50);
+  const int64_t d = *rc::gen::element<int64_t>(1, 3, 8);
+  const auto chunks = *rc::gen::nonEmpty(rc::gen::container<std::vector<int64_t>>(
+      rc::gen::inRange<int64_t>(1, 9)));
+  const double keep_p = *rc::gen::element(1.0, 0.8, 0.3);
+  const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000000);
+  const double err = decode_error(variant, impl, heads, n, d, chunks, keep_p, seed);
+  RC_LOG() << to_string(variant) << " " << to_string(impl) << " H " << heads << " N " << n
+           << " D " << d << " keep " << keep_p << " seed " << seed << ": " << err << "\n";
+  RC_ASSERT(err < 1e-10);
+}
+
+}  // namespace
+}  // namespace fpa
