@@ -19,7 +19,7 @@ namespace {
 
 int run_train(const std::string& corpus, const std::string& out, int nproc) {
   const auto cmd = fmt::format(
-      "{} --preset tiny --variant fpa --hidden 32 --layers 1 --heads 2 --context 16 --batch 4 "
+      "{} --preset tiny --variant fpa --hidden 32 --layers 1 --heads 2 --length 16 --batch 4 "
       "--accum 1 --steps 4 --warmup 1 --lr 0.003 --val-every 2 --val-windows 4 "
       "--checkpoint-every 2 --impl reference --seed 3 --threads 1 --corpus {} --out-dir {} "
       "--nproc {} > {}/stdout.txt 2>&1",
