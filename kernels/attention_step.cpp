@@ -2,15 +2,16 @@
 // (keys, values, the carried path minimum); the two implementations below only differ in how one
 // query attends over one head's entries:
 //   reference : tensor ops (matmul, softmax), clear and slow at one token per step;
-//   fused     : raw loops and two BLAS matrix-vector products per head, no tensor op per step.
+//   fused     : one pass over the keys and one over the values per head (fused_decode.h), no
+//               tensor op per step.
 #include "kv_cache.h"
 
 #include "checks.h"
-#include "fused_gemm.h"
-#include "fused_math.h"
+#include "fused_decode.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -48,36 +49,30 @@ at::Tensor reference_head(const at::Tensor& q, const KvCache& cache, int64_t h, 
   return at::matmul(at::softmax(scores, 0), cache.values_tensor(h));
 }
 
-// The same with raw loops: s = scale K q + b, p = exp(s - max), out = p V / sum p.
+// The same with raw loops (kernels/fused_decode.h): the biases into s, then one pass over the
+// keys and one over the values.
 template <class T>
 void fused_head(const T* q, const KvCache& cache, int64_t h, double scale, T* out,
                 std::vector<T>& s) {
-  const int64_t n = cache.size(h), d = cache.head_dim(), dv = cache.value_dim();
-  const auto* k = static_cast<const T*>(cache.keys(h));
-  const auto* v = static_cast<const T*>(cache.values(h));
+  const int64_t n = cache.size(h);
   s.resize(size_t(n));
-  fused::gemv_n<T>(n, d, T(scale), k, d, q, s.data());
   const double* level = cache.levels(h).data();
   switch (cache.variant()) {
     case Variant::Fpa: {
       const double* m = cache.run_mins(h).data();
-      for (int64_t j = 0; j < n; ++j) s[size_t(j)] += T(m[j] - level[j]);
+      for (int64_t j = 0; j < n; ++j) s[size_t(j)] = T(m[j] - level[j]);
       break;
     }
     case Variant::Fox: {
       const double last = cache.last_level(h);
-      for (int64_t j = 0; j < n; ++j) s[size_t(j)] += T(last - level[j]);
+      for (int64_t j = 0; j < n; ++j) s[size_t(j)] = T(last - level[j]);
       break;
     }
-    case Variant::Softmax: break;
+    case Variant::Softmax: std::fill(s.begin(), s.end(), T(0)); break;
   }
-  T mx = -std::numeric_limits<T>::infinity();
-  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[size_t(j)]);
-  for (int64_t j = 0; j < n; ++j) s[size_t(j)] -= mx;
-  fused::exp_inplace(s.data(), n);  // the fused kernels' exponential (vectorised for float32)
-  T sum = 0;
-  for (int64_t j = 0; j < n; ++j) sum += s[size_t(j)];
-  fused::gemv_t<T>(n, dv, T(1) / sum, v, dv, s.data(), out);
+  fused::decode_head(q, static_cast<const T*>(cache.keys(h)),
+                     static_cast<const T*>(cache.values(h)), n, cache.head_dim(),
+                     cache.value_dim(), T(scale), s.data(), out);
 }
 
 }  // namespace
@@ -89,19 +84,26 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
         "attention_step: implementations are 'reference' and 'fused' (no CUDA step yet)");
   const int64_t H = cache.heads(), T = q.size(1), dv = cache.value_dim();
   const double scale = opts.scale > 0 ? opts.scale : 1.0 / std::sqrt(double(cache.head_dim()));
-  // Token-major rows: token t's (H, D) block is contiguous. A view for the models' split heads.
+  // Token-major rows: token t's (H, D) block is contiguous (for one token of the models' split
+  // heads the transposes are views and contiguous() copies nothing).
   const auto qt = q.transpose(0, 1).contiguous(), kt = k.transpose(0, 1).contiguous(),
              vt = v.transpose(0, 1).contiguous();
-  // The gate as float64 (H, T); a dummy row of zeros for softmax.
-  const auto g = opts.variant != Variant::Softmax ? gate.to(at::kDouble).contiguous()
-                                                  : at::zeros({H, T}, at::kDouble);
+  // The gate as float64 (T, H), token-major; zeros for softmax.
+  std::vector<double> g(size_t(T * H), 0.0);
+  if (opts.variant != Variant::Softmax)
+    AT_DISPATCH_FLOATING_TYPES(gate.scalar_type(), "attention_step gate", [&] {
+      const auto* gp = gate.data_ptr<scalar_t>();
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t t = 0; t < T; ++t)
+          g[size_t(t * H + h)] = double(gp[h * gate.stride(0) + t * gate.stride(1)]);
+    });
   auto out = at::empty({T, H, dv}, q.options());
   const int64_t d = cache.head_dim(), es = q.element_size();
   const auto* qp = static_cast<const char*>(qt.data_ptr());
   const auto* kp = static_cast<const char*>(kt.data_ptr());
   const auto* vp = static_cast<const char*>(vt.data_ptr());
   for (int64_t t = 0; t < T; ++t) {
-    cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data_ptr<double>() + t, T);
+    cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data() + t * H, 1);
     if (opts.impl == Impl::Reference) {
       for (int64_t h = 0; h < H; ++h) out[t][h].copy_(reference_head(qt[t][h], cache, h, scale));
     } else {
