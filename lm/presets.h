@@ -25,7 +25,10 @@ struct TrainConfig {
   double lr = 1e-3;              // peak learning rate
   double min_lr_ratio = 0.1;     // cosine decays to lr * min_lr_ratio
   int64_t warmup = 100;          // linear warm-up steps
-  double weight_decay = 0.1;     // AdamW, on matrices only (not norms, biases, embeddings)
+  double weight_decay = 0.1;     // AdamW, on weight matrices only (not norms or biases)
+  // The token embedding (tied to the output layer by default) is a matrix too: lm-train decays
+  // it (its published runs did); passkey-train does not (lm/train_loop.h, lm/passkey/README.md).
+  bool decay_embeddings = true;
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double clip = 1.0;             // global gradient-norm clipping; 0 disables
   int64_t val_every = 100;       // steps between validation passes

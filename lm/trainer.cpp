@@ -7,6 +7,7 @@
 #include "lm/corpus.h"
 #include "lm/data.h"
 #include "lm/evaluate.h"
+#include "lm/train_loop.h"
 
 #include <fmt/format.h>
 
@@ -28,26 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// AdamW with weight decay on matrices (dim >= 2) only; norms and biases are not decayed.
-std::unique_ptr<torch::optim::AdamW> make_optimizer(LanguageModel& model, const TrainConfig& t) {
-  std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  auto options = [&](double wd) {
-    return std::make_unique<torch::optim::AdamWOptions>(
-        torch::optim::AdamWOptions(t.lr).betas({t.beta1, t.beta2}).eps(t.eps).weight_decay(wd));
-  };
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, options(t.weight_decay));
-  groups.emplace_back(no_decay, options(0.0));
-  return std::make_unique<torch::optim::AdamW>(groups,
-                                               torch::optim::AdamWOptions(t.lr));
-}
-
-void set_lr(torch::optim::Optimizer& opt, double lr) {
-  for (auto& g : opt.param_groups())
-    static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
 }
 
 void check_options(const TrainOptions& o, int world) {
@@ -130,10 +111,11 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
   const double elapsed_before = progress.elapsed_s;
   double last_val = std::nan("");
 
-  for (int64_t step = progress.step; step < t.steps; ++step) {
-    const auto step_start = Clock::now();
+  Clock::time_point step_start;
+  TrainLoopHooks hooks;
+  hooks.forward_backward = [&](int64_t step) {
+    step_start = Clock::now();
     const auto rows = sampler.next_batch(t.batch).narrow(0, rank * per_rank, per_rank);
-    optimizer->zero_grad();
     auto loss_sum = torch::zeros({1});
     for (int64_t a = 0; a < t.accum; ++a) {
       const auto loss = model->loss(rows.narrow(0, a * micro, micro)) / double(t.accum);
@@ -147,25 +129,12 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
     }
     to_reduce.push_back(loss_sum);
     comm.all_reduce_mean(to_reduce);
-    double train_loss = loss_sum.item<double>();
-    if (step + 1 == o.fault_nan_at_step) train_loss = std::nan("");
-    if (!std::isfinite(train_loss)) {
-      out.diverged = true;
-      out.steps_done = step;
-      out.message = fmt::format(
-          "training loss is {} at step {}; stopped. The last good checkpoint is {} (step {})",
-          train_loss, step + 1, fs::exists(ckpt) ? ckpt : std::string("(none yet)"),
-          fs::exists(ckpt) ? read_checkpoint_progress(ckpt, nullptr).step : 0);
-      return out;
-    }
-    if (t.clip > 0) torch::nn::utils::clip_grad_norm_(params, t.clip);
-    const double lr = learning_rate(t, step);
-    set_lr(*optimizer, lr);
-    optimizer->step();
-    progress.step = step + 1;
+    return step + 1 == o.fault_nan_at_step ? std::nan("") : loss_sum.item<double>();
+  };
+  hooks.after_step = [&](int64_t done, double train_loss, double lr) {
+    progress.step = done;
     progress.tokens += t.batch * context;
     progress.train_time_s += seconds_since(step_start);
-
     std::string val_cell;
     if (lead && (progress.step % t.val_every == 0 || progress.step == t.steps)) {
       model->eval();
@@ -181,15 +150,27 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
       bar.update(progress.step,
                  fmt::format("loss {:.4f} {:.0f} tok/s", train_loss,
                              progress.tokens / std::max(1e-9, progress.train_time_s)));
-    if (progress.step == o.stop_after_steps) {  // tests: as if killed here
-      out.steps_done = progress.step;
-      return out;
-    }
+    if (progress.step == o.stop_after_steps) return true;  // tests: as if killed here
     if (lead && (progress.step % t.checkpoint_every == 0 || progress.step == t.steps)) {
       progress.sampler_state = sampler.state();
       save_checkpoint(ckpt, model, *optimizer, progress);
       write_log(o, progress);
     }
+    return false;
+  };
+  const auto loop = run_train_loop(model, *optimizer, t, progress.step, hooks);
+  if (loop.diverged) {
+    out.diverged = true;
+    out.steps_done = loop.steps_done;
+    out.message = fmt::format(
+        "training loss is {} at step {}; stopped. The last good checkpoint is {} (step {})",
+        loop.loss, loop.steps_done + 1, fs::exists(ckpt) ? ckpt : std::string("(none yet)"),
+        fs::exists(ckpt) ? read_checkpoint_progress(ckpt, nullptr).step : 0);
+    return out;
+  }
+  if (loop.stopped) {  // tests: --stop-after, no final checkpoint
+    out.steps_done = loop.steps_done;
+    return out;
   }
   if (lead && o.show_progress) bar.finish();
   comm.barrier();  // every rank ends after the final checkpoint exists

@@ -2,6 +2,7 @@
 // loss stops the run and keeps the last good checkpoint.
 #include "lm/checkpoint.h"
 #include "lm/distributed.h"
+#include "lm/train_loop.h"
 #include "lm/trainer.h"
 #include "test_lm_util.h"
 
@@ -51,6 +52,33 @@ std::string read(const std::string& path) {
 }
 
 }  // namespace
+
+// The one optimiser set-up (lm/train_loop.h): weight decay on weight matrices, never on norms or
+// biases, on the token embedding only when decay_embeddings (lm-train: yes; passkey-train: no).
+TEST(LmTrain, OptimizerDecaysMatricesAndTheEmbeddingOnlyWhenAsked) {
+  LanguageModel model(lmtest::micro_model(AttentionKind::Fpa));
+  for (bool embeddings : {true, false}) {
+    TrainConfig t = lmtest::micro_train(1);
+    t.decay_embeddings = embeddings;
+    const auto opt = make_optimizer(model, t);
+    ASSERT_EQ(opt->param_groups().size(), 2u);
+    const auto decayed = [&](const torch::Tensor& p) {
+      for (const auto& q : opt->param_groups()[0].params())
+        if (q.is_same(p)) return true;
+      return false;
+    };
+    for (const auto& item : model->named_parameters()) {
+      const bool embedding = item.key().find("embed") != std::string::npos;
+      EXPECT_EQ(decayed(item.value()), item.value().dim() >= 2 && (embeddings || !embedding))
+          << item.key() << " decay_embeddings " << embeddings;
+    }
+    const auto& options = static_cast<const torch::optim::AdamWOptions&>(
+        opt->param_groups()[0].options());
+    EXPECT_EQ(options.weight_decay(), t.weight_decay);
+    EXPECT_EQ(static_cast<const torch::optim::AdamWOptions&>(opt->param_groups()[1].options())
+                  .weight_decay(), 0.0);
+  }
+}
 
 TEST(LmTrain, KilledAndResumedEqualsUninterrupted) {
   const auto corpus = lmtest::make_corpus(20, 300, 5);

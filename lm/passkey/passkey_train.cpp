@@ -13,6 +13,7 @@
 #include "lm/passkey/batch.h"
 #include "lm/passkey/heldout.h"
 #include "lm/presets.h"
+#include "lm/train_loop.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -92,22 +93,6 @@ int64_t learned_step(const std::string& log_rows, int64_t final_length, double t
   return -1;
 }
 
-torch::optim::AdamW make_optimizer(lm::LanguageModel& model, double lr) {
-  // Weight decay on matrices only (not norms, biases, embeddings), as in lm/.
-  std::vector<torch::Tensor> decay, no_decay;
-  for (const auto& item : model->named_parameters()) {
-    const bool matrix = item.value().dim() >= 2 && item.key().find("embed") == std::string::npos;
-    (matrix ? decay : no_decay).push_back(item.value());
-  }
-  auto opts = torch::optim::AdamWOptions(lr).betas({0.9, 0.95}).eps(1e-8);
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
-                                 torch::optim::AdamWOptions(opts).weight_decay(0.1)));
-  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
-                                    torch::optim::AdamWOptions(opts).weight_decay(0.0)));
-  return torch::optim::AdamW(std::move(groups), opts);
-}
-
 // Per-head initial bias of the gate/increment projection in every layer, e.g. FoX with
 // forget gates near 1 on some heads ("0,0,5,5").
 void set_gate_bias(lm::LanguageModel& model, const std::vector<double>& bias) {
@@ -157,6 +142,7 @@ int main(int argc, char** argv) {
       ("check-keys", po::value<int64_t>()->default_value(40), "held-out prompts per check (depths spread over the prompt)")
       ("learned-accuracy", po::value<double>()->default_value(0.95), "held-out accuracy at which a run has learned the task")
       ("stop-when-learned", po::bool_switch()->default_value(false), "stop (with a checkpoint) at the first check that reaches --learned-accuracy; --steps is then a cap")
+      ("decay-embeddings", po::bool_switch()->default_value(false), "apply AdamW weight decay to the token embedding too (lm-train does; the passkey studies did not)")
       ("checkpoint-every", po::value<int64_t>()->default_value(50), "steps between checkpoints")
       ("stop-after", po::value<int64_t>()->default_value(0), "stop (with a checkpoint) after this many steps in this invocation; 0: run to --steps (tests of --resume)")
       ("resume", po::bool_switch()->default_value(false), "continue from <out-dir>/checkpoint.pt if present");
@@ -239,6 +225,10 @@ int main(int argc, char** argv) {
     tc.lr = cli.get<double>("lr");
     tc.warmup = cli.get<int64_t>("warmup");
     tc.min_lr_ratio = cli.get<double>("min-lr-ratio");
+    tc.batch = cli.get<int64_t>("batch");
+    // lm's AdamW and clipping (TrainConfig's defaults), but the token embedding is not decayed:
+    // every published passkey run was trained so (lm-train decays it; lm/presets.h).
+    tc.decay_embeddings = cli.flag("decay-embeddings");
 
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));
@@ -255,7 +245,7 @@ int main(int argc, char** argv) {
       torch::NoGradGuard no_grad;
       model->embed->weight.normal_(0.0, cli.get<double>("embed-std"));
     }
-    auto optimizer = make_optimizer(model, tc.lr);
+    auto optimizer = lm::make_optimizer(model, tc);
     const auto heldout = check_every > 0
                              ? passkey::make_heldout(pc, mc.context, cli.get<int64_t>("check-keys"),
                                                      heldout_seed(cli.seed()))
@@ -266,7 +256,7 @@ int main(int argc, char** argv) {
       progress = lm::read_checkpoint_progress(ckpt, &saved);
       if (const auto diff = lm::config_differences(saved, mc); !diff.empty())
         throw UsageError(fmt::format("--resume: checkpoint '{}' was written for another model configuration: {}", ckpt, diff));
-      lm::load_checkpoint_state(ckpt, model, &optimizer);
+      lm::load_checkpoint_state(ckpt, model, optimizer.get());
       data.set_state(progress.sampler_state);
       std::cerr << fmt::format("passkey-train: resuming {} at step {}\n", out_dir, progress.step);
     }
@@ -302,55 +292,57 @@ int main(int argc, char** argv) {
     model->train();
     const int64_t stop_after = cli.get<int64_t>("stop-after");
     const int64_t first_step = progress.step;
+    const double answer_weight = cli.get<double>("answer-weight");
     std::string last_check;  // shown on the progress line
-    while (progress.step < tc.steps) {
-      const double lr = lm::learning_rate(tc, progress.step);
-      for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-      const int64_t length = length_at(curriculum, progress.step, mc.context);
+    passkey::PasskeyLoss loss;  // the step's loss terms, for the log
+    int64_t length = 0;         // the step's sequence length
+    lm::TrainLoopHooks hooks;
+    hooks.forward_backward = [&](int64_t step) {
+      length = length_at(curriculum, step, mc.context);
       const auto batch = data.next(length);
-      optimizer.zero_grad();
-      auto loss = passkey::passkey_loss(model, batch, cli.get<double>("answer-weight"));
+      loss = passkey::passkey_loss(model, batch, answer_weight);
       const double value = loss.total.item<double>();
-      if (!std::isfinite(value)) {
-        std::cerr << fmt::format("error: loss is {} at step {}; the last good checkpoint is kept\n",
-                                 value, progress.step);
-        return 1;
-      }
-      loss.total.backward();
-      torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-      optimizer.step();
-      progress.step += 1;
+      if (std::isfinite(value)) loss.total.backward();
       progress.tokens += batch.tokens.numel();
+      return value;
+    };
+    bool learned_now = false;
+    hooks.after_step = [&](int64_t done, double value, double lr) {
+      progress.step = done;
       std::string check_cell;
-      bool learned = false;
-      if (check_every > 0 && progress.step % check_every == 0) {
-        const double acc = passkey::heldout_accuracy(model, heldout, cli.get<int64_t>("batch"));
+      if (check_every > 0 && done % check_every == 0) {
+        const double acc = passkey::heldout_accuracy(model, heldout, tc.batch);
         check_cell = fmt::format("{:.4f}", acc);
-        learned = acc >= learned_accuracy;
-        last_check = fmt::format(" held-out {:.2f} at {}", acc, progress.step);
+        learned_now = acc >= learned_accuracy;
+        last_check = fmt::format(" held-out {:.2f} at {}", acc, done);
       }
-      progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f},{},{}\n", progress.step, progress.tokens,
+      progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f},{},{}\n", done, progress.tokens,
                                        value, loss.all_ce, loss.answer_ce, lr, elapsed(), length,
                                        check_cell);
-      bar.update(progress.step, fmt::format("loss {:.3f} answer {:.3f}{}", value, loss.answer_ce, last_check));
-      const bool done_learning = stop_when_learned && learned;
+      bar.update(done, fmt::format("loss {:.3f} answer {:.3f}{}", value, loss.answer_ce, last_check));
       const bool stopping =
-          (stop_after > 0 && progress.step - first_step >= stop_after) || done_learning;
-      if (progress.step % cli.get<int64_t>("checkpoint-every") == 0 || progress.step == tc.steps ||
-          stopping) {
+          (stop_after > 0 && done - first_step >= stop_after) || (stop_when_learned && learned_now);
+      if (done % cli.get<int64_t>("checkpoint-every") == 0 || done == tc.steps || stopping) {
         progress.elapsed_s = elapsed();
         progress.sampler_state = data.state();
-        lm::save_checkpoint(ckpt, model, optimizer, progress);
+        lm::save_checkpoint(ckpt, model, *optimizer, progress);
       }
       if (stopping) {
         write_log();
-        std::cerr << (done_learning
+        std::cerr << (stop_when_learned && learned_now
                           ? fmt::format("\npasskey-train: learned the task at step {} (held-out accuracy {} >= {})\n",
-                                        progress.step, check_cell, learned_accuracy)
-                          : fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", progress.step));
-        return 0;
+                                        done, check_cell, learned_accuracy)
+                          : fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", done));
       }
+      return stopping;
+    };
+    const auto loop = lm::run_train_loop(model, *optimizer, tc, progress.step, hooks);
+    if (loop.diverged) {
+      std::cerr << fmt::format("error: loss is {} at step {}; the last good checkpoint is kept\n",
+                               loop.loss, loop.steps_done);
+      return 1;
     }
+    if (loop.stopped) return 0;
     bar.finish();
     write_log();
     std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step, log_path);
