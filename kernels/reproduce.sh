@@ -19,13 +19,14 @@ case "$PROFILE" in
   *) echo "error: PROFILE must be quick or full" >&2; exit 2 ;;
 esac
 
-# One step of the cached (decoding) operator against the cache length, at the passkey models'
-# head width: ms per token and GFLOP/s beside the matmul rate. Skipped once written.
+# One step of the cached (decoding) operator against the cache length, for one layer of the C6
+# passkey models (8 heads of width 16): ms per token and GFLOP/s beside the matmul rate. Skipped
+# once written.
 DECODE=results/bench/decode.csv
 if [[ ! -f "$DECODE" || ! -f "$DECODE.json" ]]; then
   mkdir -p "$(dirname "$DECODE")"
   nice -n 5 "$BIN/attention-bench" --passes decode --lengths 512,1024,2048,4096,8192 \
-    --head-dim 32 --impls reference,fused --repeats 20 --warmup 3 --threads "$THREADS" \
+    --head-dim 16 --heads 8 --impls reference,fused --repeats 20 --warmup 3 --threads "$THREADS" \
     --out "$DECODE"
 fi
 
