@@ -7,6 +7,7 @@
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
+#include "theory/eps_option.h"
 #include "theory/fpa_theory.h"
 
 #include <fmt/format.h>
@@ -48,14 +49,7 @@ int main(int argc, char** argv) {
       ("eps", po::value<std::string>()->default_value("1e-1,1e-2,1e-3"),
        "epsilons, comma-separated, each in [1e-9, 1)");
   cli.range("trials", 1, 100000);
-  cli.require([](const po::variables_map& vm) {
-    const auto eps = split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);
-    require_unique(eps, "eps");
-    for (double e : eps)
-      if (e < kMinCertifiableEps) return false;  // split_double_list exits 2 on a bad item
-    return true;
-  }, fmt::format("--eps: every epsilon must be in [{}, 1): float64 cannot certify a smaller one",
-                 kMinCertifiableEps));
+  require_certifiable_eps(cli);
   cli.parse(argc, argv);
   const auto provenance = Provenance::from(cli);
   try {

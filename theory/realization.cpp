@@ -13,6 +13,7 @@
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/attention.h"
+#include "theory/eps_option.h"
 #include "theory/fpa_theory.h"
 
 #include <fmt/format.h>
@@ -161,14 +162,7 @@ int main(int argc, char** argv) {
       if (n < 1 || n > 8192) return false;
     return true;
   }, "--lengths: every length must be in [1, 8192]");
-  cli.require([](const po::variables_map& vm) {
-    const auto eps = split_double_list(vm["eps"].as<std::string>(), "eps", 0.0, 1.0);
-    require_unique(eps, "eps");
-    for (double e : eps)
-      if (e < kMinCertifiableEps) return false;  // split_double_list exits 2 on a bad item
-    return true;
-  }, fmt::format("--eps: every epsilon must be in [{}, 1): float64 cannot certify a smaller one",
-                 kMinCertifiableEps));
+  require_certifiable_eps(cli);
   cli.parse(argc, argv);
   const auto provenance = Provenance::from(cli);
   try {
