@@ -15,9 +15,11 @@
 #   summary.csv, c6_table.md    the folder's runs merged by lm/passkey/summarize.py
 #
 #   quick   : folder quick; seed 0 of fpa, fox-b5, transformer, capped at PASSKEY_QUICK_STEPS
-#             steps (default 200), 5 keys per cell, budget 0.25: a smoke run of the pipeline.
-#   passkey : folder c6; seeds 0-4 of each variant, 20 keys per cell, budgets 0.25 and 0.5. The
-#             published C6 numbers come from this profile (make reproduce PROFILE=passkey).
+#             steps (default 200), evaluated as configs/passkey/eval-quick.conf says (5 keys per
+#             cell, budget 0.25): a smoke run of the pipeline.
+#   passkey : folder c6; seeds 0-4 of each variant, evaluated as configs/passkey/eval-c6.conf says
+#             (20 keys per cell, budgets 0.25 and 0.5). The published C6 numbers come from this
+#             profile (make reproduce PROFILE=passkey).
 #   full    : folder c6 as well, seed 0 of each variant only (the full profile's share of the
 #             passkey profile: the same runs, so a later PROFILE=passkey skips them).
 # PASSKEY_SEEDS and PASSKEY_VARIANTS override the seeds and variants. A run whose
@@ -32,20 +34,24 @@ RESULTS=results/passkey
 CONFIGS=configs/passkey
 TRAIN_EXTRA=()
 case "$PROFILE" in
-  quick) FOLDER=quick; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=5; BUDGETS=0.25
+  quick) FOLDER=quick; SEEDS=${PASSKEY_SEEDS:-"0"}; EVAL_CONFIG=$CONFIGS/eval-quick.conf
          TRAIN_EXTRA=(--steps "${PASSKEY_QUICK_STEPS:-200}") ;;
-  passkey) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0 1 2 3 4"}; KEYS=20; BUDGETS=0.25,0.5 ;;
-  full) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0"}; KEYS=20; BUDGETS=0.25,0.5 ;;
+  passkey) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0 1 2 3 4"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
+  full) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
   *) echo "error: PROFILE must be quick, full or passkey, got '$PROFILE'" >&2; exit 2 ;;
 esac
 VARIANTS=${PASSKEY_VARIANTS:-"fpa fox-b5 transformer"}
 OUT=$RESULTS/$FOLDER      # per-run CSVs; summary.csv and c6_table.md in $RESULTS
 RUNS=runs/passkey/$FOLDER
 
-# Policies: budget shares one pool across heads and layers; budget-per-head gives every head the
-# same capacity; window keeps 4 sink tokens and the most recent ones. Budgets: 0.25 (the claim)
-# and 0.5 (where does retrieval come back?).
-POLICIES=full,fpa-certified,budget,budget-per-head,window
+# The evaluation settings (lengths, policies, budgets, keys, prompt seed) live in $EVAL_CONFIG;
+# the probe and the skip stamp read them from it.
+conf_get() {  # <config file> <name>: the value of its `name = value` line
+  sed -n "s/^$2[[:space:]]*=[[:space:]]*//p" "$1" | tail -n 1
+}
+LENGTHS=$(conf_get "$EVAL_CONFIG" lengths); POLICIES=$(conf_get "$EVAL_CONFIG" policies)
+BUDGETS=$(conf_get "$EVAL_CONFIG" budgets); KEYS=$(conf_get "$EVAL_CONFIG" keys)
+EVAL_SEED=$(conf_get "$EVAL_CONFIG" seed)
 
 config_of() {
   local c="$CONFIGS/c6-$1.conf"
@@ -75,22 +81,21 @@ run_one() {
   nice -n 5 "$BIN/passkey-train" --config "$config" "${TRAIN_EXTRA[@]}" --seed "$seed" --threads 1 \
     --out-dir "$RUNS/$run" --resume --out "$OUT/train-$run.csv"
   echo "passkey: evaluating $run $(date -u +%H:%M:%S)"
-  nice -n 5 "$BIN/passkey-eval" --checkpoint "$RUNS/$run" --variant "$v" --lengths 1,2,4,8 \
-    --policies "$POLICIES" --budgets "$BUDGETS" --keys "$KEYS" \
-    --seed 1000 --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
+  nice -n 5 "$BIN/passkey-eval" --config "$EVAL_CONFIG" --checkpoint "$RUNS/$run" --variant "$v" \
+    --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
   echo "$stamp" > "$OUT/.done-$run"
   probe_one "$v" "$seed"
   echo "passkey: $run done $(date -u +%H:%M:%S)"
 }
 
-# Where the key sits at the answer query (passkey-probe): the same prompts as passkey-eval (same
-# --seed, --lengths, --keys); models with a bias only (the Transformer has none).
+# Where the key sits at the answer query (passkey-probe): the same prompts as passkey-eval (the
+# eval config's seed, lengths and keys); models with a bias only (the Transformer has none).
 probe_one() {
   local v=$1 seed=$2 run="$1-s$2"
   [[ "$v" == transformer ]] && return 0
   [[ -s "$OUT/probe-$run.csv" ]] && return 0
-  nice -n 5 "$BIN/passkey-probe" --checkpoint "$RUNS/$run" --variant "$v" --lengths 1,2,4,8 --keys "$KEYS" \
-    --budget 0.25 --seed 1000 --threads 1 --out "$OUT/probe-$run.csv"
+  nice -n 5 "$BIN/passkey-probe" --checkpoint "$RUNS/$run" --variant "$v" --lengths "$LENGTHS" \
+    --keys "$KEYS" --budget "${BUDGETS%%,*}" --seed "$EVAL_SEED" --threads 1 --out "$OUT/probe-$run.csv"
 }
 
 JOBS_MAX=${PASSKEY_JOBS:-3}
