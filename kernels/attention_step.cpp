@@ -2,7 +2,7 @@
 // (keys, values, the carried path minimum); the two implementations below only differ in how one
 // query attends over one head's entries:
 //   reference : tensor ops (matmul, softmax), clear and slow at one token per step;
-//   fused     : one pass over the keys and one over the values per head (fused_decode.h), no
+//   fused     : one pass over each head's entries, an online softmax (fused_decode.h), no
 //               tensor op per step.
 #include "kv_cache.h"
 
@@ -43,36 +43,21 @@ void validate_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
 at::Tensor reference_head(const at::Tensor& q, const KvCache& cache, int64_t h, double scale) {
   const int64_t n = cache.size(h);
   std::vector<double> b(static_cast<size_t>(n));
-  for (int64_t e = 0; e < n; ++e) b[size_t(e)] = cache.bias(h, size_t(e));
+  const auto source = cache.bias_source(h);
+  for (int64_t e = 0; e < n; ++e) b[size_t(e)] = source.at(e);
   const auto bias = at::tensor(b, at::kDouble).to(q.scalar_type());
   const auto scores = at::matmul(cache.keys_tensor(h), q) * scale + bias;
   return at::matmul(at::softmax(scores, 0), cache.values_tensor(h));
 }
 
-// The same with raw loops (kernels/fused_decode.h): the biases into s, then one pass over the
-// keys and one over the values.
+// The same with raw loops (kernels/fused_decode.h): the kernel reads each entry's bias from the
+// cache's per-key scalars as it goes.
 template <class T>
 void fused_head(const T* q, const KvCache& cache, int64_t h, double scale, T* out,
-                std::vector<T>& s) {
-  const int64_t n = cache.size(h);
-  s.resize(size_t(n));
-  const double* level = cache.levels(h).data();
-  switch (cache.variant()) {
-    case Variant::Fpa: {
-      const double* m = cache.run_mins(h).data();
-      for (int64_t j = 0; j < n; ++j) s[size_t(j)] = T(m[j] - level[j]);
-      break;
-    }
-    case Variant::Fox: {
-      const double last = cache.last_level(h);
-      for (int64_t j = 0; j < n; ++j) s[size_t(j)] = T(last - level[j]);
-      break;
-    }
-    case Variant::Softmax: std::fill(s.begin(), s.end(), T(0)); break;
-  }
+                std::vector<T>& scratch) {
   fused::decode_head(q, static_cast<const T*>(cache.keys(h)),
-                     static_cast<const T*>(cache.values(h)), n, cache.head_dim(),
-                     cache.value_dim(), T(scale), s.data(), out);
+                     static_cast<const T*>(cache.values(h)), cache.size(h), cache.head_dim(),
+                     cache.value_dim(), T(scale), cache.bias_source(h), scratch, out);
 }
 
 }  // namespace
@@ -108,11 +93,11 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
       for (int64_t h = 0; h < H; ++h) out[t][h].copy_(reference_head(qt[t][h], cache, h, scale));
     } else {
       AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "attention_step", [&] {
-        std::vector<scalar_t> s;
+        std::vector<scalar_t> scratch;
         const auto* qs = reinterpret_cast<const scalar_t*>(qp) + t * H * d;
         auto* os = out.data_ptr<scalar_t>() + t * H * dv;
         for (int64_t h = 0; h < H; ++h)
-          fused_head<scalar_t>(qs + h * d, cache, h, scale, os + h * dv, s);
+          fused_head<scalar_t>(qs + h * d, cache, h, scale, os + h * dv, scratch);
       });
     }
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define FPA_DECODE_AVX2 1
@@ -16,7 +17,8 @@ namespace {
 
 template <class T>
 void decode_head_portable(const T* q, const T* k, const T* v, int64_t n, int64_t d, int64_t dv,
-                          T scale, T* s, T* out) {
+                          T scale, const DecodeBias& bias, T* s, T* out) {
+  for (int64_t j = 0; j < n; ++j) s[j] = T(bias.at(j));
   T mx = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < n; ++j) {
     T dot = 0;
@@ -53,11 +55,45 @@ __attribute__((target("avx2,fma"), always_inline)) inline float horizontal_max(_
   return _mm_cvtss_f32(_mm_max_ss(p, _mm_shuffle_ps(p, p, 1)));
 }
 
-// Eight keys per iteration: eight 8-lane partial dot products, folded into one vector of eight
-// scores by a tree of horizontal adds; then the weights; then the values as broadcast-FMAs, U
-// keys per iteration into separate accumulators so that the loads are not serialised behind one
-// chain of FMAs (a step is limited by reading the cache: keys and values are read once).
-// DQ = d / 8 and DV = dv / 8 are compile-time so the query and accumulators live in registers.
+// 2^k * exp(r) for eight lanes: the Cody-Waite reduction and Cephes polynomial of
+// fused_math.cpp's exp_inplace (relative error about 1e-7); lanes below -64 give exactly 0.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 exp8(__m256 x) {
+  const __m256 v = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+  const __m256 kf = _mm256_round_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_fmadd_ps(kf, _mm256_set1_ps(2.12194440e-4f),
+                                   _mm256_fnmadd_ps(kf, _mm256_set1_ps(0.693359375f), v));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i bits = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(kf), _mm256_set1_epi32(127)), 23);
+  const __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+  // 0 below the cutoff (and for -inf); a NaN input stays NaN (all bits set), as in exp_inplace.
+  const __m256 kept = _mm256_and_ps(e, _mm256_cmp_ps(x, _mm256_set1_ps(-64.0f), _CMP_NLT_UQ));
+  return _mm256_or_ps(kept, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+// The biases of keys j .. j+7 as floats: (run_min or last) - level, or 0.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 bias8(const DecodeBias& b,
+                                                                        int64_t j) {
+  if (!b.level) return _mm256_setzero_ps();
+  const __m256d l0 = _mm256_loadu_pd(b.level + j), l1 = _mm256_loadu_pd(b.level + j + 4);
+  __m256d a0, a1;
+  if (b.run_min) {
+    a0 = _mm256_loadu_pd(b.run_min + j);
+    a1 = _mm256_loadu_pd(b.run_min + j + 4);
+  } else {
+    a0 = a1 = _mm256_set1_pd(b.last);
+  }
+  const __m128 lo = _mm256_cvtpd_ps(_mm256_sub_pd(a0, l0)), hi = _mm256_cvtpd_ps(_mm256_sub_pd(a1, l1));
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+
 template <int DQ>
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 partial_dot(const float* kr,
                                                                              const __m256* qv) {
@@ -67,15 +103,67 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 partial_dot(con
   return acc;
 }
 
+// The running state of an online softmax over one head's entries: the unnormalised output,
+// the lane sums of the weights and the largest logit so far.
+// U sets of accumulators take the value rows in turn, so that narrow heads do not wait on one
+// chain of dependent FMAs.
+template <int DV>
+struct OnlineSoftmax {
+  static constexpr int U = DV >= 4 ? 1 : 4 / DV;
+  __m256 acc[U][DV];
+  __m256 sum;
+  float max;
+};
+
+// Folds a block of eight logits into the state: lanes >= `live` must hold -inf; vb points at the
+// block's first value row.
+template <int DV>
+__attribute__((target("avx2,fma"), always_inline)) inline void fold_block(OnlineSoftmax<DV>& st,
+                                                                          __m256 sv,
+                                                                          const float* vb,
+                                                                          int live) {
+  constexpr int64_t dv = 8 * DV;
+  const float bm = horizontal_max(sv);
+  if (bm > st.max) {  // a new maximum: rescale what has been accumulated so far
+    const __m256 f = exp8(_mm256_set1_ps(st.max - bm));
+    for (int u = 0; u < st.U; ++u)
+      for (int c = 0; c < DV; ++c) st.acc[u][c] = _mm256_mul_ps(st.acc[u][c], f);
+    st.sum = _mm256_mul_ps(st.sum, f);
+    st.max = bm;
+  }
+  const __m256 pv = exp8(_mm256_sub_ps(sv, _mm256_set1_ps(st.max)));
+  st.sum = _mm256_add_ps(st.sum, pv);
+  alignas(32) float p[8];
+  _mm256_store_ps(p, pv);
+  for (int r = 0; r < live; ++r) {
+    const __m256 pr = _mm256_set1_ps(p[r]);
+    for (int c = 0; c < DV; ++c)
+      st.acc[r % st.U][c] =
+          _mm256_fmadd_ps(pr, _mm256_loadu_ps(vb + r * dv + 8 * c), st.acc[r % st.U][c]);
+  }
+}
+
+// One pass over the entries, eight keys per block (an online softmax): the block's eight logits
+// (eight 8-lane partial dot products folded by a tree of horizontal adds, plus the biases read
+// from the cache's float64 scalars), the running maximum (the accumulators are rescaled on the
+// rare block that raises it), the block's weights (exp8) and its values as broadcast-FMAs. Each
+// key and value row is read once and nothing is written per key. The last n % 8 keys go through
+// the same update with -inf logits in the unused lanes. DQ = d / 8 and DV = dv / 8 are
+// compile-time so the query and the accumulators live in registers.
 template <int DQ, int DV>
 __attribute__((target("avx2,fma"))) void decode_head_avx2(const float* q, const float* k,
                                                           const float* v, int64_t n, float scale,
-                                                          float* s, float* out) {
+                                                          const DecodeBias& bias, float* out) {
   constexpr int64_t d = 8 * DQ, dv = 8 * DV;
   __m256 qv[DQ];
-  for (int c = 0; c < DQ; ++c) qv[c] = _mm256_loadu_ps(q + 8 * c);
-  const __m256 sc = _mm256_set1_ps(scale);
-  __m256 mxv = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int c = 0; c < DQ; ++c)
+    qv[c] = _mm256_mul_ps(_mm256_loadu_ps(q + 8 * c), _mm256_set1_ps(scale));
+  OnlineSoftmax<DV> st;
+  for (int u = 0; u < st.U; ++u)
+    for (int c = 0; c < DV; ++c) st.acc[u][c] = _mm256_setzero_ps();
+  st.sum = _mm256_setzero_ps();
+  st.max = -std::numeric_limits<float>::infinity();
+
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
     const float* kr = k + j * d;
@@ -85,53 +173,27 @@ __attribute__((target("avx2,fma"))) void decode_head_avx2(const float* q, const 
     const __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
     const __m256 dots = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
                                       _mm256_permute2f128_ps(u0, u1, 0x31));
-    const __m256 sv = _mm256_fmadd_ps(dots, sc, _mm256_loadu_ps(s + j));
-    _mm256_storeu_ps(s + j, sv);
-    mxv = _mm256_max_ps(mxv, sv);
+    fold_block(st, _mm256_add_ps(dots, bias8(bias, j)), v + j * dv, 8);
   }
-  float mx = horizontal_max(mxv);
-  for (; j < n; ++j) {
-    s[j] += scale * horizontal_sum(partial_dot<DQ>(k + j * d, qv));
-    mx = std::max(mx, s[j]);
+  if (j < n) {
+    const int live = int(n - j);
+    alignas(32) float t[8];
+    for (int r = 0; r < 8; ++r)
+      t[r] = r < live ? horizontal_sum(partial_dot<DQ>(k + (j + r) * d, qv)) + float(bias.at(j + r))
+                      : -std::numeric_limits<float>::infinity();
+    fold_block(st, _mm256_load_ps(t), v + j * dv, live);
   }
-
-  const __m256 mv = _mm256_set1_ps(mx);
-  j = 0;
-  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(s + j, _mm256_sub_ps(_mm256_loadu_ps(s + j), mv));
-  for (; j < n; ++j) s[j] -= mx;
-  exp_inplace(s, n);
-  __m256 sumv = _mm256_setzero_ps();
-  j = 0;
-  for (; j + 8 <= n; j += 8) sumv = _mm256_add_ps(sumv, _mm256_loadu_ps(s + j));
-  float sum = horizontal_sum(sumv);
-  for (; j < n; ++j) sum += s[j];
-
-  constexpr int U = DV >= 8 ? 1 : 8 / DV > 4 ? 4 : 8 / DV;  // keys per iteration
-  __m256 acc[U][DV];
-  for (int u = 0; u < U; ++u)
-    for (int c = 0; c < DV; ++c) acc[u][c] = _mm256_setzero_ps();
-  j = 0;
-  for (; j + U <= n; j += U)
-    for (int u = 0; u < U; ++u) {
-      const __m256 p = _mm256_set1_ps(s[j + u]);
-      const float* vr = v + (j + u) * dv;
-      for (int c = 0; c < DV; ++c)
-        acc[u][c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + 8 * c), acc[u][c]);
-    }
-  for (; j < n; ++j) {
-    const __m256 p = _mm256_set1_ps(s[j]);
-    const float* vr = v + j * dv;
-    for (int c = 0; c < DV; ++c)
-      acc[0][c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + 8 * c), acc[0][c]);
-  }
-  for (int u = 1; u < U; ++u)
-    for (int c = 0; c < DV; ++c) acc[0][c] = _mm256_add_ps(acc[0][c], acc[u][c]);
+  const float sum = horizontal_sum(st.sum);
   const __m256 inv = _mm256_set1_ps(n > 0 ? 1.0f / sum : 0.0f);
-  for (int c = 0; c < DV; ++c) _mm256_storeu_ps(out + 8 * c, _mm256_mul_ps(acc[0][c], inv));
+  for (int c = 0; c < DV; ++c) {
+    __m256 a = st.acc[0][c];
+    for (int u = 1; u < st.U; ++u) a = _mm256_add_ps(a, st.acc[u][c]);
+    _mm256_storeu_ps(out + 8 * c, _mm256_mul_ps(a, inv));
+  }
 }
 
-using DecodeKernel = void (*)(const float*, const float*, const float*, int64_t, float, float*,
-                              float*);
+using DecodeKernel = void (*)(const float*, const float*, const float*, int64_t, float,
+                              const DecodeBias&, float*);
 
 // The kernel for head width 8 * dq and value width 8 * dv: both in {1, 2, 4, 8} vectors.
 template <int DQ>
@@ -167,16 +229,20 @@ const char* decode_kernel(int64_t d, int64_t dv) {
 }
 
 void decode_head(const float* q, const float* k, const float* v, int64_t n, int64_t d,
-                 int64_t dv, float scale, float* s, float* out) {
+                 int64_t dv, float scale, const DecodeBias& bias, std::vector<float>& scratch,
+                 float* out) {
 #ifdef FPA_DECODE_AVX2
-  if (const auto kernel = avx2_kernel(d, dv)) return kernel(q, k, v, n, scale, s, out);
+  if (const auto kernel = avx2_kernel(d, dv)) return kernel(q, k, v, n, scale, bias, out);
 #endif
-  decode_head_portable(q, k, v, n, d, dv, scale, s, out);
+  scratch.resize(size_t(n));
+  decode_head_portable(q, k, v, n, d, dv, scale, bias, scratch.data(), out);
 }
 
 void decode_head(const double* q, const double* k, const double* v, int64_t n, int64_t d,
-                 int64_t dv, double scale, double* s, double* out) {
-  decode_head_portable(q, k, v, n, d, dv, scale, s, out);
+                 int64_t dv, double scale, const DecodeBias& bias, std::vector<double>& scratch,
+                 double* out) {
+  scratch.resize(size_t(n));
+  decode_head_portable(q, k, v, n, d, dv, scale, bias, scratch.data(), out);
 }
 
 }  // namespace fpa::fused

@@ -114,14 +114,23 @@ void KvCache::set_last_query(const void* q, double scale) {
   scale_ = scale;
 }
 
-double KvCache::bias(int64_t h, size_t e) const {
+fused::DecodeBias KvCache::bias_source(int64_t h) const {
+  fused::DecodeBias b;
   switch (variant_) {
-    case Variant::Fpa: return run_min_[size_t(h)][e] - level_[size_t(h)][e];
-    case Variant::Fox: return last_level_[size_t(h)] - level_[size_t(h)][e];
-    case Variant::Softmax: return 0.0;
+    case Variant::Fpa:
+      b.level = level_[size_t(h)].data();
+      b.run_min = run_min_[size_t(h)].data();
+      break;
+    case Variant::Fox:
+      b.level = level_[size_t(h)].data();
+      b.last = last_level_[size_t(h)];
+      break;
+    case Variant::Softmax: break;
   }
-  return 0.0;
+  return b;
 }
+
+double KvCache::bias(int64_t h, size_t e) const { return bias_source(h).at(int64_t(e)); }
 
 void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
   check(kept.size() == size_t(heads_), "KvCache::keep: one index list per head");
@@ -160,7 +169,8 @@ std::vector<CacheHeadView> KvCache::views() const {
     const int64_t n = size(h);
     view.position = pos_[size_t(h)];
     view.bias.resize(size_t(n));
-    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = bias(h, size_t(e));
+    const auto source = bias_source(h);
+    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e);
     if (!last_q_.empty() && n > 0) {
       AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::views", [&] {
         view.r = scale_ * max_abs_dot(last_q_.data() + h * d_,

@@ -26,6 +26,7 @@
 
 #include "attention.h"
 #include "cache_view.h"
+#include "fused_decode.h"
 
 #include <ATen/ATen.h>
 
@@ -78,8 +79,10 @@ class KvCache {
   const std::vector<double>& run_mins(int64_t h) const { return run_min_[size_t(h)]; }
   at::Tensor keys_tensor(int64_t h) const;    // (size, D) view of the storage
   at::Tensor values_tensor(int64_t h) const;  // (size, Dv)
-  // b_ij at the last query for each entry of head h (the formula in the header comment).
+  // b_ij at the last query for each entry of head h (the formula in the header comment), and
+  // where it comes from, for the kernels: valid until the cache next changes.
   double bias(int64_t h, size_t entry) const;
+  fused::DecodeBias bias_source(int64_t h) const;
 
  private:
   void reserve(int64_t need);

@@ -114,6 +114,31 @@ TEST(KvCache, Float32DecodingMatchesFloat64Reference) {
           << to_string(variant) << " d " << d;
 }
 
+// A NaN in the query reaches the output (the vector kernel's exponential and running maximum
+// must not drop it), for head widths on the vector kernel and off it, in both dtypes.
+TEST(KvCache, NanQueryGivesNanOutput) {
+  for (auto dtype : {at::kFloat, at::kDouble})
+    for (int64_t d : {16, 12}) {
+      const int64_t H = 2, n = 21;
+      at::manual_seed(3);
+      const auto o = at::TensorOptions().dtype(dtype);
+      const auto k = at::randn({H, n, d}, o), v = at::randn({H, n, d}, o);
+      auto q = at::randn({H, n, d}, o);
+      q[0][n - 1][3] = std::numeric_limits<double>::quiet_NaN();
+      const auto gate = at::cumsum(at::randn({H, n}, o), -1);
+      KvCache cache(Variant::Fpa, H, d, d, dtype);
+      AttentionOptions opts;
+      opts.variant = Variant::Fpa;
+      opts.impl = Impl::Fused;
+      (void)attention_step(q.narrow(1, 0, n - 1), k.narrow(1, 0, n - 1), v.narrow(1, 0, n - 1),
+                           gate.narrow(1, 0, n - 1), cache, opts);
+      const auto out = attention_step(q.narrow(1, n - 1, 1), k.narrow(1, n - 1, 1),
+                                       v.narrow(1, n - 1, 1), gate.narrow(1, n - 1, 1), cache, opts);
+      EXPECT_TRUE(out[0].isnan().all().item<bool>()) << c10::toString(dtype) << " d " << d;
+      EXPECT_FALSE(out[1].isnan().any().item<bool>()) << c10::toString(dtype) << " d " << d;
+    }
+}
+
 // FPA's carried minimum must count the levels of evicted tokens: evict everything but the newest
 // entry of each head while the field dips, and the kept keys still see those dips.
 TEST(KvCache, EvictedDipsStillCount) {

@@ -106,6 +106,28 @@ double decode_flops(int64_t batch, int64_t heads, int64_t n, int64_t d) {
   return 4.0 * double(n) * double(d) * double(batch * heads);
 }
 
+// Bytes one decoding step reads from the cache: every key and value row of every head.
+double decode_bytes(int64_t batch, int64_t heads, int64_t n, int64_t d, int64_t elem) {
+  return 2.0 * double(n) * double(d) * double(batch * heads) * double(elem);
+}
+
+// GB/s of reading `bytes` once (a sum over a buffer of that size, median of a few passes after
+// one warm-up, as a step re-reads a cache it read a moment ago): the rate a step whose time is
+// all memory traffic would reach, for the decode rows' cache_gbps to be read against.
+double read_gbps(double bytes) {
+  std::vector<float> buf(static_cast<size_t>(bytes / sizeof(float)), 1.0f);
+  float sink = 0;
+  const Timing t = measure([&] {
+    float acc[8] = {};
+    const size_t m = buf.size() / 8 * 8;
+    for (size_t i = 0; i < m; i += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += buf[i + size_t(l)];
+    for (float a : acc) sink += a;
+  }, 1, 9);
+  if (sink < 0) std::cout << "";  // keeps the sum observable
+  return bytes / (t.median_cpu_ms * 1e-3) / 1e9;
+}
+
 struct Problem {
   at::Tensor q, k, v, gate, dout;
 };
@@ -270,7 +292,7 @@ int main(int argc, char** argv) {
                             "median_ms", "peak_extra_bytes", "gflops", "fpa_backward", "dtype",
                             "threads", "repeats", "matmul_gflops", "tile_gemm_gflops",
                             "scratch_bytes", "median_cpu_ms", "cpu_gflops",
-                            "matmul_cpu_gflops", "tile"});
+                            "matmul_cpu_gflops", "tile", "cache_gbps", "read_gbps"});
   struct Job {
     Variant variant;
     Impl impl;
@@ -355,6 +377,7 @@ int main(int argc, char** argv) {
     const double flops = decode ? decode_flops(batch, heads, job.n, d)
                                 : attention_flops(batch, heads, job.n, d, backward);
     const double gflops = flops / (t.median_ms * 1e-3) / 1e9;
+    const double cache_bytes = decode ? decode_bytes(batch, heads, job.n, d, elem) : 0.0;
     const int64_t scratch =
         job.impl == Impl::Fused && !decode
             ? fused_extra_bytes(batch, heads, job.n, d, opts, elem, backward, cli.threads(),
@@ -368,7 +391,9 @@ int main(int argc, char** argv) {
             fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch,
             fmt::format("{:.3f}", t.median_cpu_ms),
             fmt::format("{:.2f}", gflops * t.median_ms / t.median_cpu_ms),
-            fmt::format("{:.2f}", mm_cpu_rate), job.impl == Impl::Fused ? tile : 0);
+            fmt::format("{:.2f}", mm_cpu_rate), job.impl == Impl::Fused ? tile : 0,
+            decode ? fmt::format("{:.2f}", cache_bytes / (t.median_cpu_ms * 1e-3) / 1e9) : "",
+            decode ? fmt::format("{:.2f}", read_gbps(cache_bytes)) : "");
     progress.update(++done, fmt::format("{} {} n={} {} {:.1f} ms", to_string(job.variant),
                                         to_string(job.impl), job.n, job.pass, t.median_ms));
   }
