@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -305,6 +306,24 @@ LoadedModel load_model(const std::string& path) {
   load_checkpoint_state(file, m.model, nullptr);
   m.model->eval();
   return m;
+}
+
+TrainingRecord training_record(const std::string& checkpoint) {
+  namespace fs = std::filesystem;
+  fs::path dir(checkpoint);
+  if (fs::is_regular_file(dir)) dir = dir.parent_path();
+  std::ifstream in(fs::exists(dir / "log.csv.json") ? dir / "log.csv.json"
+                                                     : dir / "train_log.csv.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto json = text.str();
+  auto after = [&](const std::string& key) {
+    const auto at = json.find(key);
+    if (at == std::string::npos) return std::string();
+    const auto from = at + key.size();
+    return json.substr(from, json.find_first_of(",\"\n", from) - from);
+  };
+  return {after("\n  \"seed\": "), after("\n    \"config\": \"")};
 }
 
 }  // namespace fpa::lm

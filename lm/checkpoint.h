@@ -53,4 +53,13 @@ struct LoadedModel {
 // `path` is a run directory or a checkpoint file. Throws std::runtime_error with one clear line.
 LoadedModel load_model(const std::string& path);
 
+// The training run's seed and --config file, from the provenance sidecar the trainer wrote beside
+// the run's log (<run-dir>/log.csv.json of lm-train, <run-dir>/train_log.csv.json of
+// passkey-train); empty strings when absent (runs trained before passkey-train kept its log there).
+// Evaluators record them in their own sidecars (train-seed, train-config).
+struct TrainingRecord {
+  std::string seed, config;
+};
+TrainingRecord training_record(const std::string& checkpoint);
+
 }  // namespace fpa::lm

@@ -20,33 +20,6 @@
 using namespace fpa;
 using namespace fpa::lm;
 
-namespace {
-
-// The training run's seed and --config file, from the provenance lm-train wrote beside the run's
-// log (<run-dir>/log.csv.json, Provenance::to_json's layout); empty when it is not there.
-struct TrainingRecord {
-  std::string seed, config;
-};
-
-TrainingRecord training_record(const std::string& checkpoint) {
-  namespace fs = std::filesystem;
-  fs::path dir(checkpoint);
-  if (fs::is_regular_file(dir)) dir = dir.parent_path();
-  std::ifstream in(dir / "log.csv.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto json = text.str();
-  auto after = [&](const std::string& key) {
-    const auto at = json.find(key);
-    if (at == std::string::npos) return std::string();
-    const auto from = at + key.size();
-    return json.substr(from, json.find_first_of(",\"\n", from) - from);
-  };
-  return {after("\n  \"seed\": "), after("\n    \"config\": \"")};
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   Cli cli("lm-eval", "Perplexity, bits per byte and loss per position of an lm-train checkpoint.",
           "results/lm/eval.csv");

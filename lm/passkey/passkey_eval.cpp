@@ -179,7 +179,10 @@ int main(int argc, char** argv) {
       }
     }
     bar.finish();
-    const auto prov = Provenance::from(cli);
+    auto prov = Provenance::from(cli);
+    const auto trained = lm::training_record(cli.get<std::string>("checkpoint"));
+    prov.config["train-seed"] = trained.seed;
+    prov.config["train-config"] = trained.config;
     cells.commit(prov);
     summary.commit(prov);
   } catch (const UsageError& e) {  // bad input found before any prompt: exit 2

@@ -147,7 +147,11 @@ int main(int argc, char** argv) {
       }
     }
     bar.finish();
-    out.commit(Provenance::from(cli));
+    auto prov = Provenance::from(cli);
+    const auto trained = lm::training_record(cli.get<std::string>("checkpoint"));
+    prov.config["train-seed"] = trained.seed;
+    prov.config["train-config"] = trained.config;
+    out.commit(prov);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

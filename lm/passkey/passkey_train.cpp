@@ -201,7 +201,9 @@ int main(int argc, char** argv) {
 
   try {
     const auto out_dir = cli.get<std::string>("out-dir");
-    const auto log_path = cli.out().empty() ? (fs::path(out_dir) / "train_log.csv").string() : cli.out();
+    // The log lives in the run directory (its sidecar names the run's seed and --config for
+    // passkey-eval and passkey-probe, lm::training_record); --out gets a copy.
+    const auto log_path = (fs::path(out_dir) / "train_log.csv").string();
     const auto ckpt = lm::checkpoint_path(out_dir);
     set_threads(cli.threads());
     seed_everything(cli.seed());
@@ -273,12 +275,17 @@ int main(int argc, char** argv) {
     };
     // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
     auto write_log = [&] {
-      CsvWriter log(log_path, split_list(kLogColumns, "columns"));
-      std::istringstream rows(progress.log_rows);
-      std::string line;
-      while (std::getline(rows, line))
-        if (!line.empty()) log.add_row(log_fields(line, mc.context));
-      log.commit(Provenance::from(cli));
+      const auto prov = Provenance::from(cli);
+      for (const auto& path : {log_path, cli.out()}) {
+        if (path.empty() || (path != log_path && fs::exists(path) && fs::equivalent(path, log_path)))
+          continue;
+        CsvWriter log(path, split_list(kLogColumns, "columns"));
+        std::istringstream rows(progress.log_rows);
+        std::string line;
+        while (std::getline(rows, line))
+          if (!line.empty()) log.add_row(log_fields(line, mc.context));
+        log.commit(prov);
+      }
     };
     if (stop_when_learned) {
       const int64_t learned = learned_step(progress.log_rows, mc.context, learned_accuracy);
@@ -345,7 +352,8 @@ int main(int argc, char** argv) {
     if (loop.stopped) return 0;
     bar.finish();
     write_log();
-    std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step, log_path);
+    std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step,
+                             cli.out().empty() ? log_path : cli.out());
   } catch (const UsageError& e) {  // bad input found before training: exit 2
     fail_usage(e.what());
   } catch (const std::invalid_argument& e) {
