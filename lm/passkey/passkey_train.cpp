@@ -274,11 +274,14 @@ int main(int argc, char** argv) {
       return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
-    auto write_log = [&] {
+    // only_missing: a run with nothing left to do restores a log that is missing but leaves an
+    // existing one (and its sidecar, the training's provenance) as it is.
+    auto write_log = [&](bool only_missing = false) {
       const auto prov = Provenance::from(cli);
       for (const auto& path : {log_path, cli.out()}) {
         if (path.empty() || (path != log_path && fs::exists(path) && fs::equivalent(path, log_path)))
           continue;
+        if (only_missing && fs::exists(path) && fs::exists(path + ".json")) continue;
         CsvWriter log(path, split_list(kLogColumns, "columns"));
         std::istringstream rows(progress.log_rows);
         std::string line;
@@ -290,7 +293,7 @@ int main(int argc, char** argv) {
     if (stop_when_learned) {
       const int64_t learned = learned_step(progress.log_rows, mc.context, learned_accuracy);
       if (learned >= 0) {
-        write_log();
+        write_log(/*only_missing=*/true);
         std::cerr << fmt::format("passkey-train: {} learned the task at step {}; nothing to do\n",
                                  out_dir, learned);
         return 0;

@@ -29,7 +29,9 @@ if [[ "$c" != "$d" ]]; then echo "FAIL: resumed curriculum run differs"; diff <(
 # Stop when learned (a threshold of 0 passes the first check), then a resume has nothing to do.
 "$bin/passkey-train" "${common[@]}" "${cur[@]}" --learned-accuracy 0 --stop-when-learned --out-dir "$dir/e" 2>"$dir/e.err" >/dev/null
 grep -q "learned the task at step 2" "$dir/e.err" || { echo "FAIL: no stop at the first check"; cat "$dir/e.err"; exit 1; }
+sidecar=$(cat "$dir/e/train_log.csv.json")
 "$bin/passkey-train" "${common[@]}" "${cur[@]}" --learned-accuracy 0 --stop-when-learned --out-dir "$dir/e" --resume 2>"$dir/e.err" >/dev/null
 grep -q "learned the task at step 2; nothing to do" "$dir/e.err" || { echo "FAIL: resume after learning trained on"; cat "$dir/e.err"; exit 1; }
 [[ $(wc -l <"$dir/e/train_log.csv") -eq 3 ]] || { echo "FAIL: a learned run's log should keep its 2 steps"; exit 1; }
+[[ "$(cat "$dir/e/train_log.csv.json")" == "$sidecar" ]] || { echo "FAIL: a run with nothing to do rewrote its log's provenance"; exit 1; }
 echo "PASS resume equals uninterrupted (also with a curriculum and held-out checks); stop when learned"
