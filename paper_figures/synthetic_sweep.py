@@ -45,6 +45,17 @@ def smallest_dim(rows, task, key):
     return f"none up to {cells[-1][0]}" if cells else "-"
 
 
+def smallest_dim_by_mass(rows, task, key):
+    """The smallest head dimension at which `key`'s mean target mass over seeds reached MASS_MIN
+    (the attention alone, whatever the payload's nMSE), or 'none up to <largest d run>'."""
+    cells = sorted(((int(num(r["head_dim"], 0)), num(r["mass_mean"], 0.0), counts(r)[1]) for r in rows
+                    if r["task"] == task and model_key(r) == key), key=lambda c: c[0])
+    for d, mass, run in cells:
+        if run >= MIN_SEEDS_FOR_VERDICT and mass >= MASS_MIN:
+            return str(d)
+    return f"none up to {cells[-1][0]}" if cells else "-"
+
+
 def build(results, out, sec, claim):
     """Adds the sweep's tables, figure, sources and claim details to the synthetic section.
     Returns the n = 64 rows (the verdict's training length) for the C4 rule, [] when not run."""
@@ -74,12 +85,17 @@ def build(results, out, sec, claim):
     sec.tables.append(grid)
 
     smallest = Table("synthetic_smallest_dim", "Smallest head dimension at which each model converges on every seed",
-                     ["task", "model"] + [f"n={n}" for n in sorted(sweeps)],
+                     ["task", "model"] + [f"n={n}" for n in sorted(sweeps)]
+                     + [f"n={n}, mean mass >= {MASS_MIN} only" for n in sorted(sweeps)],
                      note="From the head-dimension sweep (figures/synthetic_head_dim.md for every cell). "
-                          "T3 predicts a constant dimension for FPA, T4 one growing with n for softmax and FoX.")
+                          "T3 predicts a constant dimension for FPA, T4 one growing with n for softmax and FoX. "
+                          "Converging also needs the payload back (nMSE), and a head's value width is its "
+                          "dimension d while the payload has 8 dimensions: the last columns ask about the "
+                          "attention alone (mean target mass over seeds).")
     for t in tasks:
         for k in keys:
-            smallest.add(t, model_label(k), *[smallest_dim(sweeps[n], t, k) for n in sorted(sweeps)])
+            smallest.add(t, model_label(k), *[smallest_dim(sweeps[n], t, k) for n in sorted(sweeps)],
+                         *[smallest_dim_by_mass(sweeps[n], t, k) for n in sorted(sweeps)])
     sec.tables.append(smallest)
 
     margins = Table("synthetic_baseline_margins", "Baseline cells of the sweep: the best seed against the thresholds",
