@@ -34,24 +34,23 @@ def counts(r):
     return int(num(r["seeds_converged"], 0)), int(num(r["seeds_run"], 0))
 
 
-def smallest_dim(rows, task, key):
-    """The smallest head dimension at which `key` converged on every seed (>= the verdict's
-    minimum of seeds), or 'none up to <largest d run>'."""
-    cells = sorted(((int(num(r["head_dim"], 0)), counts(r)) for r in rows
-                    if r["task"] == task and model_key(r) == key), key=lambda c: c[0])
-    for d, (conv, run) in cells:
-        if run >= MIN_SEEDS_FOR_VERDICT and conv == run:
-            return str(d)
-    return f"none up to {cells[-1][0]}" if cells else "-"
+def every_seed_converged(r):
+    conv, run = counts(r)
+    return conv == run
 
 
-def smallest_dim_by_mass(rows, task, key):
-    """The smallest head dimension at which `key`'s mean target mass over seeds reached MASS_MIN
-    (the attention alone, whatever the payload's nMSE), or 'none up to <largest d run>'."""
-    cells = sorted(((int(num(r["head_dim"], 0)), num(r["mass_mean"], 0.0), counts(r)[1]) for r in rows
+def mean_mass_reached(r):
+    """The attention alone: mean target mass over seeds at MASS_MIN, whatever the payload's nMSE."""
+    return num(r["mass_mean"], 0.0) >= MASS_MIN
+
+
+def smallest_dim(rows, task, key, ok=every_seed_converged):
+    """The smallest head dimension whose cell (>= the verdict's minimum of seeds) satisfies `ok`
+    (default: `key` converged on every seed), or 'none up to <largest d run>'."""
+    cells = sorted(((int(num(r["head_dim"], 0)), r) for r in rows
                     if r["task"] == task and model_key(r) == key), key=lambda c: c[0])
-    for d, mass, run in cells:
-        if run >= MIN_SEEDS_FOR_VERDICT and mass >= MASS_MIN:
+    for d, r in cells:
+        if counts(r)[1] >= MIN_SEEDS_FOR_VERDICT and ok(r):
             return str(d)
     return f"none up to {cells[-1][0]}" if cells else "-"
 
@@ -90,12 +89,12 @@ def build(results, out, sec, claim):
                      note="From the head-dimension sweep (figures/synthetic_head_dim.md for every cell). "
                           "T3 predicts a constant dimension for FPA, T4 one growing with n for softmax and FoX. "
                           "Converging also needs the payload back (nMSE), and a head's value width is its "
-                          "dimension d while the payload has 8 dimensions: the last columns ask about the "
-                          "attention alone (mean target mass over seeds).")
+                          "dimension d, which caps how much of the payload (synthetic/README.md) it can "
+                          "return: the last columns ask about the attention alone (mean target mass over seeds).")
     for t in tasks:
         for k in keys:
             smallest.add(t, model_label(k), *[smallest_dim(sweeps[n], t, k) for n in sorted(sweeps)],
-                         *[smallest_dim_by_mass(sweeps[n], t, k) for n in sorted(sweeps)])
+                         *[smallest_dim(sweeps[n], t, k, mean_mass_reached) for n in sorted(sweeps)])
     sec.tables.append(smallest)
 
     margins = Table("synthetic_baseline_margins", "Baseline cells of the sweep: the best seed against the thresholds",
