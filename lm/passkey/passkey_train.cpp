@@ -2,6 +2,7 @@
 // optional corpus text (lm/passkey/batch.h), with atomic checkpoints in lm/'s format
 // (<out-dir>/checkpoint.pt, readable by lm::load_model) and --resume.
 #include "experiments/cli.h"
+#include "experiments/atomic_file.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
@@ -275,13 +276,22 @@ int main(int argc, char** argv) {
     };
     // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
     // only_missing: a run with nothing left to do restores a log that is missing but leaves an
-    // existing one (and its sidecar, the training's provenance) as it is.
+    // existing one (and its sidecar, the training's provenance) as it is; a missing --out copy is
+    // copied from the run directory's log and sidecar, so it names the training, not this call.
     auto write_log = [&](bool only_missing = false) {
       const auto prov = Provenance::from(cli);
       for (const auto& path : {log_path, cli.out()}) {
         if (path.empty() || (path != log_path && fs::exists(path) && fs::equivalent(path, log_path)))
           continue;
         if (only_missing && fs::exists(path) && fs::exists(path + ".json")) continue;
+        if (only_missing && path != log_path && fs::exists(log_path) &&
+            fs::exists(log_path + ".json")) {
+          for (const auto& suffix : {".json", ""})  // the sidecar first, as CsvWriter does
+            replace_atomic(path + suffix, [&](const std::string& tmp) {
+              fs::copy_file(log_path + suffix, tmp, fs::copy_options::overwrite_existing);
+            });
+          continue;
+        }
         CsvWriter log(path, split_list(kLogColumns, "columns"));
         std::istringstream rows(progress.log_rows);
         std::string line;

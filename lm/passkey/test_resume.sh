@@ -34,4 +34,8 @@ sidecar=$(cat "$dir/e/train_log.csv.json")
 grep -q "learned the task at step 2; nothing to do" "$dir/e.err" || { echo "FAIL: resume after learning trained on"; cat "$dir/e.err"; exit 1; }
 [[ $(wc -l <"$dir/e/train_log.csv") -eq 3 ]] || { echo "FAIL: a learned run's log should keep its 2 steps"; exit 1; }
 [[ "$(cat "$dir/e/train_log.csv.json")" == "$sidecar" ]] || { echo "FAIL: a run with nothing to do rewrote its log's provenance"; exit 1; }
+# Asked for a copy (--out) it has not written yet, it copies the training's log and sidecar.
+"$bin/passkey-train" "${common[@]}" "${cur[@]}" --learned-accuracy 0 --stop-when-learned --out-dir "$dir/e" --resume --out "$dir/copy.csv" 2>/dev/null >/dev/null
+cmp -s "$dir/copy.csv" "$dir/e/train_log.csv" || { echo "FAIL: --out of a finished run is not its log"; exit 1; }
+[[ "$(cat "$dir/copy.csv.json")" == "$sidecar" ]] || { echo "FAIL: --out of a finished run does not carry the training's sidecar"; exit 1; }
 echo "PASS resume equals uninterrupted (also with a curriculum and held-out checks); stop when learned"
