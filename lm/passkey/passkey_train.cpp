@@ -309,6 +309,12 @@ int main(int argc, char** argv) {
         return 0;
       }
     }
+    if (progress.step >= tc.steps) {  // resumed at the cap: the same, nothing to train
+      write_log(/*only_missing=*/true);
+      std::cerr << fmt::format("passkey-train: {} reached the step cap ({}); nothing to do\n",
+                               out_dir, tc.steps);
+      return 0;
+    }
     model->train();
     const int64_t stop_after = cli.get<int64_t>("stop-after");
     const int64_t first_step = progress.step;

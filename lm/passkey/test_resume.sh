@@ -38,4 +38,9 @@ grep -q "learned the task at step 2; nothing to do" "$dir/e.err" || { echo "FAIL
 "$bin/passkey-train" "${common[@]}" "${cur[@]}" --learned-accuracy 0 --stop-when-learned --out-dir "$dir/e" --resume --out "$dir/copy.csv" 2>/dev/null >/dev/null
 cmp -s "$dir/copy.csv" "$dir/e/train_log.csv" || { echo "FAIL: --out of a finished run is not its log"; exit 1; }
 [[ "$(cat "$dir/copy.csv.json")" == "$sidecar" ]] || { echo "FAIL: --out of a finished run does not carry the training's sidecar"; exit 1; }
+# A run resumed at its step cap has nothing to do either, and leaves its log's provenance.
+sidecar=$(cat "$dir/a/train_log.csv.json")
+"$bin/passkey-train" "${common[@]}" --out-dir "$dir/a" --resume 2>"$dir/a.err" >/dev/null
+grep -q "reached the step cap (4); nothing to do" "$dir/a.err" || { echo "FAIL: resume at the cap"; cat "$dir/a.err"; exit 1; }
+[[ "$(cat "$dir/a/train_log.csv.json")" == "$sidecar" ]] || { echo "FAIL: a run at its cap rewrote its log's provenance"; exit 1; }
 echo "PASS resume equals uninterrupted (also with a curriculum and held-out checks); stop when learned"
