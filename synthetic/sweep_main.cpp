@@ -108,6 +108,10 @@ int main(int argc, char** argv) {
                       "--impl", cli.get<std::string>("impl"),
                       "--st-temperature", fmt::format("{}", cli.get<double>("st-temperature")),
                       "--threads", std::to_string(cli.threads())};
+  // Each run's sidecar names the study's config file (not part of a run's identity: a run made
+  // without it is still reused).
+  if (cli.has("config"))
+    spec.shared_args.insert(spec.shared_args.end(), {"--study-config", cli.get<std::string>("config")});
   const auto runs = syn::make_grid(spec);  // bad values end here with a one-line error
   for (const auto& r : runs) syn::require_run_memory(r.config);
 

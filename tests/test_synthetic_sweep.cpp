@@ -102,6 +102,18 @@ TEST(SyntheticSweep, TinySweepRunsAggregatesAndResumes) {
   ASSERT_EQ(std::system((common + " --eval-seqs 8 2>" + (dir.string() + ".log3")).c_str()), 0);
   EXPECT_NE(read(dir.string() + ".log3").find("0 complete, 2 to run"), std::string::npos)
       << read(dir.string() + ".log3");
+
+  // From a --config file, each run's sidecar names it; it is not part of a run's identity, so the
+  // same settings on the command line reuse those runs.
+  const auto conf = dir.string() + ".conf";
+  std::ofstream(conf) << "eval-seqs = 4\n";
+  ASSERT_EQ(std::system((common + " --config " + conf + " 2>" + (dir.string() + ".log4")).c_str()), 0)
+      << read(dir.string() + ".log4");
+  EXPECT_NE(read(dir / "runs" / "brackets-softmax-d8-s0.csv.json").find("\"study-config\": \"" + conf + "\""),
+            std::string::npos);
+  ASSERT_EQ(std::system((common + " --eval-seqs 4 2>" + (dir.string() + ".log5")).c_str()), 0);
+  EXPECT_NE(read(dir.string() + ".log5").find("2 complete, 0 to run"), std::string::npos)
+      << read(dir.string() + ".log5");
   fs::remove_all(dir);
-  for (const char* s : {".log1", ".log2", ".log3"}) fs::remove(dir.string() + s);
+  for (const char* s : {".log1", ".log2", ".log3", ".log4", ".log5", ".conf"}) fs::remove(dir.string() + s);
 }
