@@ -101,6 +101,7 @@ def build(results, out):
     training = training_logs(results)
     sec.sources += sorted({t["rel"] for t in training.values()})
     sec.tables.append(run_table(runs, training))
+    sec.tables.append(compute_table(runs, training, results))
     probes = load_probes(results)
     if probes:
         sec.tables.append(probe_table(probes, runs))
@@ -161,7 +162,8 @@ def training_logs(results):
         checked = "heldout_acc" in rows[0] and any(r["heldout_acc"] for r in rows)
         out[os.path.basename(path)[len("train-"):-len(".csv")]] = {
             "rel": os.path.relpath(path, results), "learned_at": learned_at, "checked": checked,
-            "last_step": int(num(rows[-1]["step"], 0)), "cap": int(num(config.get("steps"), 0))}
+            "last_step": int(num(rows[-1]["step"], 0)), "cap": int(num(config.get("steps"), 0)),
+            "train_s": num(rows[-1].get("elapsed_s"), math.nan)}
     return out
 
 
@@ -194,6 +196,35 @@ def run_table(runs, training):
                   "yes" if run["learned"] else "no", run["acc_8L_full"],
                   f"{best[1]['accuracy']:.2f} ({best[0]}, {best[1]['occupancy']:.2f})" if best else "-",
                   f"{run['min_perfect'][0]:.2f} ({run['min_perfect'][1]})" if run["min_perfect"] else "none")
+    return table
+
+
+def compute_table(runs, training, results):
+    """The profile's compute per run: training (the log's elapsed_s, resumed sessions included),
+    evaluation and probe (their sidecars' wall_s), in hours of one single-threaded process."""
+    folder = runs_folder(results)
+    table = Table("passkey_compute", "Passkey profile: compute per run (hours of one single-threaded process)",
+                  ["run", "training", "evaluation", "probe", "total"],
+                  timing=["training", "evaluation", "probe", "total"],
+                  note="Training: the log's elapsed_s (summed over resumed sessions); evaluation and probe: "
+                       "their sidecars' wall_s. Runs shared 2 cores with 1-4 other processes, so each figure "
+                       "is inflated by that sharing; the profile's wall time is the total divided by the "
+                       "processes run at once.")
+    totals = [0.0, 0.0, 0.0]
+
+    def wall_h(path):
+        return num(common.read_sidecar(path).get("wall_s"), math.nan) / 3600 if os.path.exists(path) else math.nan
+
+    for run in sorted(runs.values(), key=run_sort):
+        t = training.get(run["run"], {})
+        parts = [num(t.get("train_s"), math.nan) / 3600,
+                 wall_h(os.path.join(folder, run["run"] + ".csv")),
+                 wall_h(os.path.join(folder, "probe-" + run["run"] + ".csv"))]
+        for i, x in enumerate(parts):
+            totals[i] += 0.0 if math.isnan(x) else x
+        table.add(run["run"], *[f"{x:.2f}" if not math.isnan(x) else "-" for x in parts],
+                  f"{sum(x for x in parts if not math.isnan(x)):.2f}")
+    table.add(f"all {len(runs)} runs", *[f"{x:.2f}" for x in totals], f"{sum(totals):.2f}")
     return table
 
 
