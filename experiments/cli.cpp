@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -50,6 +51,17 @@ void Cli::range(const std::string& name, double lo, double hi) {
         return x >= lo && x <= hi;
       },
       fmt::format("--{} must be in [{}, {}]", name, lo, hi));
+}
+
+void Cli::int_list_range(const std::string& name, int lo, int hi) {
+  require(
+      [name, lo, hi](const po::variables_map& vm) {
+        if (!vm.count(name) || vm[name].empty()) return true;
+        const auto items = split_int_list(vm[name].as<std::string>(), name);
+        require_unique(items, name);
+        return std::all_of(items.begin(), items.end(), [&](int x) { return x >= lo && x <= hi; });
+      },
+      fmt::format("--{}: every value must be in [{}, {}]", name, lo, hi));
 }
 
 void Cli::input(const std::string& name, PathKind kind) { inputs_.emplace_back(name, kind); }

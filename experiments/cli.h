@@ -39,6 +39,8 @@ class Cli {
   void require(std::function<bool(const po::variables_map&)> ok, std::string message);
   // Shorthand for a numeric range check on one option.
   void range(const std::string& name, double lo, double hi);
+  // The same for an option holding a comma-separated list of distinct integers.
+  void int_list_range(const std::string& name, int lo, int hi);
   // An option naming a path that must exist (when given and non-empty) ...
   void input(const std::string& name, PathKind kind);
   // ... or one that will be written: its location must be writable (checked in parse()).

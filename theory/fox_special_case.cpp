@@ -60,13 +60,7 @@ int main(int argc, char** argv) {
   cli.range("trials", 1, 100000);
   cli.range("long-trials", 1, 100000);
   cli.range("head-dim", 1, 1024);
-  cli.require([](const po::variables_map& vm) {
-    const auto lengths = split_int_list(vm["lengths"].as<std::string>(), "lengths");
-    require_unique(lengths, "lengths");
-    for (int n : lengths)
-      if (n < 1 || n > 8192) return false;
-    return true;
-  }, "--lengths: every length must be in [1, 8192]");
+  cli.int_list_range("lengths", 1, 8192);
   cli.parse(argc, argv);
   const auto provenance = Provenance::from(cli);
   try {

@@ -155,13 +155,7 @@ int main(int argc, char** argv) {
        "compare the weights with fpa::attention's on sequences up to this length");
   cli.range("kernel-check-max-n", 0, 8192);
   cli.range("trials", 1, 10000);
-  cli.require([](const po::variables_map& vm) {
-    const auto lengths = split_int_list(vm["lengths"].as<std::string>(), "lengths");
-    require_unique(lengths, "lengths");
-    for (int n : lengths)
-      if (n < 1 || n > 8192) return false;
-    return true;
-  }, "--lengths: every length must be in [1, 8192]");
+  cli.int_list_range("lengths", 1, 8192);
   require_certifiable_eps(cli);
   cli.parse(argc, argv);
   const auto provenance = Provenance::from(cli);

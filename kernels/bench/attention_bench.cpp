@@ -186,6 +186,7 @@ int main(int argc, char** argv) {
        "query block / key tile size of the fused kernels")
       ("max-reference-n", po::value<int>()->default_value(4096),
        "largest n for the reference (its n x n matrices need ~2.5 GB at n=4096, 4 heads)");
+  cli.int_list_range("lengths", 1, 1 << 20);
   cli.range("head-dim", 1, 4096);
   cli.range("heads", 1, 1024);
   cli.range("batch", 1, 1024);
@@ -206,10 +207,7 @@ int main(int argc, char** argv) {
   const std::string n_list = cli.has("lengths") ? cli.get<std::string>("lengths")
                              : quick            ? "256,512,1024"
                                                 : "256,512,1024,2048,4096,8192";
-  const std::vector<int> ns = split_int_list(n_list, "lengths");
-  for (int n : ns)
-    if (n < 1 || n > (1 << 20)) fail_usage("--lengths values must be in [1, 1048576]");
-  require_unique(ns, "lengths");
+  const std::vector<int> ns = split_int_list(n_list, "lengths");  // checked by int_list_range
   std::vector<Impl> impls;
   std::vector<Variant> variants;
   std::vector<MinGrad> fpa_modes, reference_fpa_modes;
