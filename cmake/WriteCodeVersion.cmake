@@ -1,8 +1,16 @@
-execute_process(COMMAND git describe --always --dirty --abbrev=12
+# The commit, plus "-dirty" when tracked files outside results/ differ from it: results are what
+# the binaries write (a study running while its binaries are rebuilt must not mark them dirty).
+execute_process(COMMAND git describe --always --abbrev=12
                 WORKING_DIRECTORY ${SRC} OUTPUT_VARIABLE V
                 OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE RC)
 if(NOT RC EQUAL 0 OR V STREQUAL "")
   set(V "unknown")
+else()
+  execute_process(COMMAND git diff --quiet HEAD -- . ":(exclude)results"
+                  WORKING_DIRECTORY ${SRC} RESULT_VARIABLE DIRTY ERROR_QUIET)
+  if(NOT DIRTY EQUAL 0)
+    set(V "${V}-dirty")
+  endif()
 endif()
 set(CONTENT "namespace fpa { const char* code_version() { return \"${V}\"; } }\n")
 if(EXISTS ${OUT})
