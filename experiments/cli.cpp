@@ -28,7 +28,10 @@ Cli::Cli(std::string program, std::string summary, std::string default_out)
       ("seed", po::value<uint64_t>()->default_value(0), "random seed (every result is a function of it)")
       ("out", po::value<std::string>()->default_value(default_out), "output CSV path")
       ("threads", po::value<int>()->default_value(1), "intra-op threads (1 is fastest for small models here)")
-      ("config", po::value<std::string>(), "file of `name = value` lines standing in for flags");
+      ("config", po::value<std::string>(), "file of `name = value` lines standing in for flags")
+      ("study-config", po::value<std::string>(),
+       "the --config file of the study that ran this tool with flags (a driver passes it): "
+       "recorded in the sidecar, no other effect");
   range("threads", 1, 1024);
   output("out", PathKind::File);
 }

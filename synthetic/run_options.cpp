@@ -34,10 +34,7 @@ void add_run_options(Cli& cli) {
       ("lr-final", po::value<double>()->default_value(0.1), "final learning rate as a fraction of --lr (cosine decay)")
       ("weight-decay", po::value<double>()->default_value(0.01), "AdamW weight decay")
       ("eval-every", po::value<int>()->default_value(50), "steps between held-out evaluations (training curve)")
-      ("eval-seqs", po::value<int>()->default_value(256), "held-out sequences at n and at 2n")
-      ("study-config", po::value<std::string>(),
-       "the --config file of the synthetic-sweep that ran this cell (it passes it): recorded in "
-       "the sidecar, no effect on the run");
+      ("eval-seqs", po::value<int>()->default_value(256), "held-out sequences at n and at 2n");
   cli.range("st-temperature", 1e-6, 1e6);
   cli.range("heads", 1, 64);
   cli.range("head-dim", 1, 1024);

@@ -95,7 +95,8 @@ probe_one() {
   [[ "$v" == transformer ]] && return 0
   [[ -s "$OUT/probe-$run.csv" ]] && return 0
   nice -n 5 "$BIN/passkey-probe" --checkpoint "$RUNS/$run" --variant "$v" --lengths "$LENGTHS" \
-    --keys "$KEYS" --budget "${BUDGETS%%,*}" --seed "$EVAL_SEED" --threads 1 --out "$OUT/probe-$run.csv"
+    --keys "$KEYS" --budget "${BUDGETS%%,*}" --seed "$EVAL_SEED" --threads 1 \
+    --study-config "$EVAL_CONFIG" --out "$OUT/probe-$run.csv"
 }
 
 JOBS_MAX=${PASSKEY_JOBS:-3}
