@@ -288,7 +288,7 @@ def probe_table(probes, runs):
 
 
 def decide_c6(runs, agg, claim):
-    claim.links = ["figures/passkey_runs.md", "figures/passkey_heads.md", "figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
+    claim.links = ["figures/passkey_runs.md", "figures/passkey_compute.md", "figures/passkey_heads.md", "figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
                    "passkey/summary.csv"]
     lens = sorted({(k[1], k[2]) for k in agg})
     keys_per = sorted({a["n_keys"] for a in agg.values()})
