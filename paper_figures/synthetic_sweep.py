@@ -46,12 +46,15 @@ def mean_mass_reached(r):
 
 def smallest_dim(rows, task, key, ok=every_seed_converged):
     """The smallest head dimension whose cell (>= the verdict's minimum of seeds) satisfies `ok`
-    (default: `key` converged on every seed), or 'none up to <largest d run>'."""
+    (default: `key` converged on every seed), or 'none up to <largest d run>'. A cell that
+    satisfies `ok` on fewer seeds than that (a sweep still running) ends the search undecided:
+    '<d>? (<k> seeds so far)'."""
     cells = sorted(((int(num(r["head_dim"], 0)), r) for r in rows
                     if r["task"] == task and model_key(r) == key), key=lambda c: c[0])
     for d, r in cells:
-        if counts(r)[1] >= MIN_SEEDS_FOR_VERDICT and ok(r):
-            return str(d)
+        seeds = counts(r)[1]
+        if seeds > 0 and ok(r):
+            return str(d) if seeds >= MIN_SEEDS_FOR_VERDICT else f"{d}? ({seeds} seeds so far)"
     return f"none up to {cells[-1][0]}" if cells else "-"
 
 

@@ -7,6 +7,7 @@
 2. Every column of every CSV committed under results/ (retired names mapped as paper_figures maps
    them) is listed in a section whose `Files:` pattern matches the CSV; every CSV matches one.
 3. Every field of every committed sidecar is a documented field.
+4. Every committed sidecar names its config file, except the archives the document lists.
 Usage: results_schema.py <repo>"""
 import fnmatch
 import glob
@@ -145,6 +146,37 @@ for f in glob.glob(os.path.join(results, "**", "*.csv.json"), recursive=True):
     if keys - fields:
         fail(f"{rel(f)}: fields {sorted(keys - fields)} are not documented")
 print(f"checked sidecar fields against {sorted(fields)}")
+
+# 4. Every sidecar names the config file its settings came from, except the documented archives
+#    ("Every sidecar of a study's current results names its config file" in the schema).
+ARCHIVES = ["passkey/protocol-v1/*", "passkey/full/*", "passkey/diagnostics/*",
+            "passkey/decode_speed/before-*"]
+
+
+def names_config(side):
+    c = side.get("config") if isinstance(side.get("config"), dict) else {}
+    return bool(c.get("config") or c.get("study-config") or c.get("train-config") or side.get("sources"))
+
+
+unnamed = 0
+for f in sorted(glob.glob(os.path.join(results, "**", "*.csv.json"), recursive=True)):
+    r = os.path.relpath(f, results)
+    if any(fnmatch.fnmatch(r, a) for a in ARCHIVES):
+        continue
+    try:
+        side = json.load(open(f))
+    except ValueError:
+        continue  # reported above
+    if names_config(side):
+        continue
+    # A sweep's run made before --study-config: its folder's summary names the grid.
+    summary = os.path.join(os.path.dirname(os.path.dirname(f)), "summary.csv.json")
+    if fnmatch.fnmatch(r, "synthetic/sweep-n*/runs/*") and os.path.exists(summary) and \
+            names_config(json.load(open(summary))):
+        continue
+    unnamed += 1
+    fail(f"{rel(f)}: names no config file (config.config, config.study-config or config.train-config)")
+print(f"checked that sidecars name their config file ({unnamed} do not)")
 
 print("FAIL" if failures else "PASS")
 sys.exit(1 if failures else 0)
