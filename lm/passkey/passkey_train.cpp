@@ -1,8 +1,8 @@
 // passkey-train: trains an lm/ model on sequences of length L only, passkey prompts mixed with
 // optional corpus text (lm/passkey/batch.h), with atomic checkpoints in lm/'s format
 // (<out-dir>/checkpoint.pt, readable by lm::load_model) and --resume.
-#include "experiments/cli.h"
 #include "experiments/atomic_file.h"
+#include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
@@ -17,13 +17,17 @@
 #include "lm/train_loop.h"
 
 #include <fmt/format.h>
+#include <libfccp/csv.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 namespace fs = std::filesystem;
 using namespace fpa;
@@ -66,31 +70,38 @@ int64_t length_at(const std::vector<Stage>& stages, int64_t step, int64_t final_
   return final_length;
 }
 
-// A log row (no header) as fields; rows of the 7-column logs of older runs, which trained at
+// Rows of N fields, read with the CSV parser (no header: the rows are the checkpoint's copy of
+// the log's body).
+template <size_t N, size_t... I>
+std::vector<std::vector<std::string>> read_log_rows(const std::string& rows, std::index_sequence<I...>) {
+  std::istringstream in(rows);
+  io::CSVReader<N, io::trim_chars<>, io::no_quote_escape<','>> reader("training log", in);
+  reader.set_header(("c" + std::to_string(I))...);
+  std::vector<std::vector<std::string>> out;
+  std::array<std::string, N> f;
+  while (reader.read_row(f[I]...)) out.emplace_back(f.begin(), f.end());
+  return out;
+}
+
+// The checkpointed log rows as fields; rows of the 7-column logs of older runs, which trained at
 // the final length only, get that length and no check.
-std::vector<std::string> log_fields(const std::string& line, int64_t final_length) {
-  std::vector<std::string> fields;  // empty fields allowed (split_list refuses them)
-  std::istringstream cells(line);
-  std::string cell;
-  while (std::getline(cells, cell, ',')) fields.push_back(cell);
-  if (!line.empty() && line.back() == ',') fields.push_back("");
-  if (fields.size() == kLogFieldsV1) {
-    fields.push_back(std::to_string(final_length));
-    fields.push_back("");
+std::vector<std::vector<std::string>> log_fields(const std::string& log_rows, int64_t final_length) {
+  const auto first = log_rows.substr(0, log_rows.find('\n'));
+  const bool v1 = size_t(std::count(first.begin(), first.end(), ',')) + 1 == kLogFieldsV1;
+  try {
+    if (!v1) return read_log_rows<9>(log_rows, std::make_index_sequence<9>());
+    auto rows = read_log_rows<kLogFieldsV1>(log_rows, std::make_index_sequence<kLogFieldsV1>());
+    for (auto& r : rows) r.insert(r.end(), {std::to_string(final_length), ""});
+    return rows;
+  } catch (const io::error::base& e) {
+    throw std::runtime_error(std::string("checkpoint: corrupt training log: ") + e.what());
   }
-  if (fields.size() != 9) throw std::runtime_error("checkpoint: corrupt training log row '" + line + "'");
-  return fields;
 }
 
 // The step of the first held-out check at or above `threshold` in the log, or -1.
 int64_t learned_step(const std::string& log_rows, int64_t final_length, double threshold) {
-  std::istringstream rows(log_rows);
-  std::string line;
-  while (std::getline(rows, line)) {
-    if (line.empty()) continue;
-    const auto f = log_fields(line, final_length);
+  for (const auto& f : log_fields(log_rows, final_length))
     if (!f[8].empty() && std::stod(f[8]) >= threshold) return std::stoll(f[0]);
-  }
   return -1;
 }
 
@@ -293,10 +304,7 @@ int main(int argc, char** argv) {
           continue;
         }
         CsvWriter log(path, split_list(kLogColumns, "columns"));
-        std::istringstream rows(progress.log_rows);
-        std::string line;
-        while (std::getline(rows, line))
-          if (!line.empty()) log.add_row(log_fields(line, mc.context));
+        for (const auto& row : log_fields(progress.log_rows, mc.context)) log.add_row(row);
         log.commit(prov);
       }
     };
