@@ -10,8 +10,8 @@
 #              and of FPA's exact backward (ablations). Seed 0's runs took 4.5-8 minutes of training
 #              plus about a minute of evaluation (results/lm/*.csv.json wall_s: Transformer
 #              268+47 s, FoX 338+67 s, FPA 462+62 s), so seeds 1-2 add about 42 minutes on one core.
-#   lm-small : the small preset (about 3.3M parameters), FPA and FoX, seed 0: opt-in, see
-#              lm/README.md for its estimated time (about 2 hours per run on one free core)
+#   lm-small : the small preset (about 3.3M parameters), FPA and FoX, seed 0: opt-in; its measured
+#              time is in the runs' logs and sidecars (lm/README.md says where)
 # Runs live in runs/lm/<preset>-<profile>-steps<N>/<name> (checkpointed; an interrupted script
 # resumes them); a run whose summary row exists for the same settings is skipped. Names: the
 # variant for seed 0 ("fpa"), "<variant>-s<seed>" for other seeds, prefixed "small-" for the small
