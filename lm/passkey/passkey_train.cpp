@@ -286,43 +286,37 @@ int main(int argc, char** argv) {
       return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
-    // only_missing: a run with nothing left to do restores a log that is missing but leaves an
-    // existing one (and its sidecar, the training's provenance) as it is; a missing --out copy is
-    // copied from the run directory's log and sidecar, so it names the training, not this call.
-    auto write_log = [&](bool only_missing = false) {
-      const auto prov = Provenance::from(cli);
-      for (const auto& path : {log_path, cli.out()}) {
-        if (path.empty() || (path != log_path && fs::exists(path) && fs::equivalent(path, log_path)))
-          continue;
-        if (only_missing && fs::exists(path) && fs::exists(path + ".json")) continue;
-        if (only_missing && path != log_path && fs::exists(log_path) &&
-            fs::exists(log_path + ".json")) {
-          for (const auto& suffix : {".json", ""})  // the sidecar first, as CsvWriter does
-            replace_atomic(path + suffix, [&](const std::string& tmp) {
-              fs::copy_file(log_path + suffix, tmp, fs::copy_options::overwrite_existing);
-            });
-          continue;
-        }
-        CsvWriter log(path, split_list(kLogColumns, "columns"));
-        for (const auto& row : log_fields(progress.log_rows, mc.context)) log.add_row(row);
-        log.commit(prov);
-      }
+    auto write_log_to = [&](const std::string& path) {
+      CsvWriter log(path, split_list(kLogColumns, "columns"));
+      for (const auto& row : log_fields(progress.log_rows, mc.context)) log.add_row(row);
+      log.commit(Provenance::from(cli));
+    };
+    // --out, unless empty or the run directory's log itself.
+    const bool out_is_copy = !cli.out().empty() &&
+                             fs::weakly_canonical(cli.out()) != fs::weakly_canonical(log_path);
+    auto write_log = [&] {
+      write_log_to(log_path);
+      if (out_is_copy) write_log_to(cli.out());
+    };
+    // A run with nothing left to train keeps its log and sidecar (the training's provenance) as
+    // they are: a missing log is rebuilt, a missing --out copy is copied from them.
+    auto nothing_to_do = [&](const std::string& why) {
+      auto complete = [](const std::string& path) { return fs::exists(path) && fs::exists(path + ".json"); };
+      if (!complete(log_path)) write_log_to(log_path);
+      if (out_is_copy && !complete(cli.out()))
+        for (const auto& suffix : {".json", ""})  // the sidecar first, as CsvWriter does
+          replace_atomic(cli.out() + suffix, [&](const std::string& tmp) {
+            fs::copy_file(log_path + suffix, tmp, fs::copy_options::overwrite_existing);
+          });
+      std::cerr << fmt::format("passkey-train: {} {}; nothing to do\n", out_dir, why);
+      return 0;
     };
     if (stop_when_learned) {
       const int64_t learned = learned_step(progress.log_rows, mc.context, learned_accuracy);
-      if (learned >= 0) {
-        write_log(/*only_missing=*/true);
-        std::cerr << fmt::format("passkey-train: {} learned the task at step {}; nothing to do\n",
-                                 out_dir, learned);
-        return 0;
-      }
+      if (learned >= 0) return nothing_to_do(fmt::format("learned the task at step {}", learned));
     }
-    if (progress.step >= tc.steps) {  // resumed at the cap: the same, nothing to train
-      write_log(/*only_missing=*/true);
-      std::cerr << fmt::format("passkey-train: {} reached the step cap ({}); nothing to do\n",
-                               out_dir, tc.steps);
-      return 0;
-    }
+    if (progress.step >= tc.steps)  // resumed at the cap
+      return nothing_to_do(fmt::format("reached the step cap ({})", tc.steps));
     model->train();
     const int64_t stop_after = cli.get<int64_t>("stop-after");
     const int64_t first_step = progress.step;
