@@ -50,14 +50,18 @@ at::Tensor reference_head(const at::Tensor& q, const KvCache& cache, int64_t h, 
   return at::matmul(at::softmax(scores, 0), cache.values_tensor(h));
 }
 
-// The same with raw loops (kernels/fused_decode.h): the kernel reads each entry's bias from the
-// cache's per-key scalars as it goes.
+// One token for every head with raw loops (kernels/fused_decode.h): appends it, then each head's
+// query attends over the head's entries; the kernel reads each entry's bias from the cache's
+// per-key scalars as it goes.
 template <class T>
-void fused_head(const T* q, const KvCache& cache, int64_t h, double scale, T* out,
-                std::vector<T>& scratch) {
-  fused::decode_head(q, static_cast<const T*>(cache.keys(h)),
-                     static_cast<const T*>(cache.values(h)), cache.size(h), cache.head_dim(),
-                     cache.value_dim(), T(scale), cache.bias_source(h), scratch, out);
+void fused_token(KvCache& cache, const T* q, const T* k, const T* v, const double* gate,
+                 double scale, T* out, std::vector<T>& scratch) {
+  cache.append(k, v, gate, 1);
+  const int64_t d = cache.head_dim(), dv = cache.value_dim();
+  for (int64_t h = 0; h < cache.heads(); ++h)
+    fused::decode_head(q + h * d, static_cast<const T*>(cache.keys(h)),
+                       static_cast<const T*>(cache.values(h)), cache.size(h), d, dv, T(scale),
+                       cache.bias_source(h), scratch, out + h * dv);
 }
 
 }  // namespace
@@ -88,21 +92,31 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
   const auto* kp = static_cast<const char*>(kt.data_ptr());
   const auto* vp = static_cast<const char*>(vt.data_ptr());
   for (int64_t t = 0; t < T; ++t) {
-    cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data() + t * H, 1);
     if (opts.impl == Impl::Reference) {
+      cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data() + t * H, 1);
       for (int64_t h = 0; h < H; ++h) out[t][h].copy_(reference_head(qt[t][h], cache, h, scale));
     } else {
       AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "attention_step", [&] {
         std::vector<scalar_t> scratch;
-        const auto* qs = reinterpret_cast<const scalar_t*>(qp) + t * H * d;
-        auto* os = out.data_ptr<scalar_t>() + t * H * dv;
-        for (int64_t h = 0; h < H; ++h)
-          fused_head<scalar_t>(qs + h * d, cache, h, scale, os + h * dv, scratch);
+        const auto row = [&](const char* p, int64_t w) {
+          return reinterpret_cast<const scalar_t*>(p) + t * H * w;
+        };
+        fused_token<scalar_t>(cache, row(qp, d), row(kp, d), row(vp, dv), g.data() + t * H, scale,
+                              out.data_ptr<scalar_t>() + t * H * dv, scratch);
       });
     }
   }
   cache.set_last_query(qp + (T - 1) * H * d * es, scale);
   return out.transpose(0, 1);
+}
+
+void attention_step_token(KvCache& cache, const float* q, const float* k, const float* v,
+                          const double* gate, double scale, float* out) {
+  check(cache.dtype() == at::kFloat, "attention_step_token: the cache must be float32");
+  if (scale <= 0) scale = 1.0 / std::sqrt(double(cache.head_dim()));
+  thread_local std::vector<float> scratch;
+  fused_token(cache, q, k, v, gate, scale, out, scratch);
+  cache.set_last_query(q, scale);
 }
 
 }  // namespace fpa

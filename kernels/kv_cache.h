@@ -106,4 +106,11 @@ class KvCache {
 at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& gate, KvCache& cache, const AttentionOptions& opts);
 
+// One token on raw float32 rows, for a caller that computes q, k, v and the gate itself (a
+// model's single-token step, lm/token_step.h): the fused implementation of attention_step for
+// T = 1, without tensors. q, k (H x D), v and out (H x Dv) contiguous; gate[h] as in the header
+// comment (null for softmax); scale 0 means 1/sqrt(D).
+void attention_step_token(KvCache& cache, const float* q, const float* k, const float* v,
+                          const double* gate, double scale, float* out);
+
 }  // namespace fpa

@@ -123,7 +123,8 @@ struct LanguageModelImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& tokens);
   // Decoding: tokens (1, T) follow those already in `caches` (one per layer, from new_caches());
   // returns their logits (1, T, vocab). With nothing evicted this equals forward() on the whole
-  // sequence; lm/decode.h drives it with eviction policies.
+  // sequence; lm/decode.h drives it with eviction policies. A single token with impl Fused,
+  // float32 parameters and no gradient takes lm/token_step.h (the same computation on raw rows).
   torch::Tensor forward(const torch::Tensor& tokens, std::vector<fpa::KvCache>& caches,
                         fpa::Impl impl = fpa::Impl::Fused);
   std::vector<fpa::KvCache> new_caches() const;  // in the dtype of the parameters

@@ -166,3 +166,29 @@ TEST(PasskeyDecode, CertifiedOccupancyFollowsTheField) {
     else EXPECT_LT(r.occupancy, 0.06);
   }
 }
+
+// The fused single-token step (lm/token_step.h, float32) against the module path with the
+// reference operator, with evictions: the same keys kept, the same logits up to float32 rounding.
+TEST(PasskeyDecode, FusedTokenStepEqualsModulePathWithEvictions) {
+  for (auto kind : kKinds) {
+    auto model = tiny_model(kind, at::kFloat, 3.0);
+    const auto tokens = random_tokens(80);
+    IncrementalDecoder fused(model, fpa::Impl::Fused), modules(model, fpa::Impl::Reference);
+    passkey::PolicyConfig policy;
+    policy.kind = passkey::PolicyKind::Budget;
+    policy.budget = 0.5;
+    double worst = 0;
+    for (int64_t t = 0; t < 80; ++t) {
+      const auto a = fused.step(tokens.slice(0, t, t + 1));
+      const auto b = modules.step(tokens.slice(0, t, t + 1));
+      worst = std::max(worst, (a - b).abs().max().item<double>());
+      if (t % 8 == 7) {  // the module path's choice, applied to both
+        const auto keep = passkey::select_keep(policy, modules.views(), modules.length() - 1, 80);
+        fused.keep(keep);
+        modules.keep(keep);
+      }
+    }
+    EXPECT_LT(fused.cached_entries(), 80 * 2 * 4);  // something was evicted
+    EXPECT_LT(worst, 2e-4) << to_string(kind);
+  }
+}
