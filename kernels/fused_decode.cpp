@@ -133,10 +133,10 @@ __attribute__((target("avx2,fma"), always_inline)) inline void fold_block(Online
   }
   const __m256 pv = exp8(_mm256_sub_ps(sv, _mm256_set1_ps(st.max)));
   st.sum = _mm256_add_ps(st.sum, pv);
-  alignas(32) float p[8];
-  _mm256_store_ps(p, pv);
+  // Each weight broadcast from the register (a store and eight reloads would wait on
+  // store-to-load forwarding).
   for (int r = 0; r < live; ++r) {
-    const __m256 pr = _mm256_set1_ps(p[r]);
+    const __m256 pr = _mm256_permutevar8x32_ps(pv, _mm256_set1_epi32(r));
     for (int c = 0; c < DV; ++c)
       st.acc[r % st.U][c] =
           _mm256_fmadd_ps(pr, _mm256_loadu_ps(vb + r * dv + 8 * c), st.acc[r % st.U][c]);
@@ -162,7 +162,11 @@ __attribute__((target("avx2,fma"))) void decode_head_avx2(const float* q, const 
   for (int u = 0; u < st.U; ++u)
     for (int c = 0; c < DV; ++c) st.acc[u][c] = _mm256_setzero_ps();
   st.sum = _mm256_setzero_ps();
-  st.max = -std::numeric_limits<float>::infinity();
+  // The running maximum starts at the newest key's logit: with a bias that grows towards the
+  // query (FoX, FPA's falling fields) it is the largest or near it, so the accumulators are
+  // seldom rescaled (from -inf, a rising maximum rescales them at almost every block).
+  st.max = n > 0 ? horizontal_sum(partial_dot<DQ>(k + (n - 1) * d, qv)) + float(bias.at(n - 1))
+                 : -std::numeric_limits<float>::infinity();
 
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {

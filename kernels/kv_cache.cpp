@@ -140,8 +140,7 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
     const auto& idx = kept[hh];
     for (size_t s = 0; s < idx.size(); ++s)
       check(idx[s] >= 0 && idx[s] < size_[hh] && (s == 0 || idx[s] > idx[s - 1]),
-            fmt::format("KvCache::keep: head {}: indices must ascend within [0, {})", h,
-                        size_[hh]));
+            "KvCache::keep: head {}: indices must ascend within [0, {})", h, size_[hh]);
     if (int64_t(idx.size()) == size_[hh]) continue;
     auto* kd = static_cast<char*>(k_.data_ptr()) + h * capacity_ * d_ * es;
     auto* vd = static_cast<char*>(v_.data_ptr()) + h * capacity_ * dv_ * es;
