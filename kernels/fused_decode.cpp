@@ -18,7 +18,9 @@ namespace {
 template <class T>
 void decode_head_portable(const T* q, const T* k, const T* v, int64_t n, int64_t d, int64_t dv,
                           T scale, const DecodeBias& bias, T* s, T* out) {
-  for (int64_t j = 0; j < n; ++j) s[j] = T(bias.at(j));
+  auto mins = bias.reader();
+  for (int64_t j = 0; j < n; ++j)
+    s[j] = T(bias.at(j, mins));
   T mx = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < n; ++j) {
     T dot = 0;
@@ -78,15 +80,24 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 exp8(__m256 x) 
   return _mm256_or_ps(kept, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-// The biases of keys j .. j+7 as floats: (run_min or last) - level, or 0.
+// The biases of keys j .. j+7 as floats: m_j - level (FPA, read through `mins`), last - level
+// (FoX), or 0.
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 bias8(const DecodeBias& b,
+                                                                        MinRunReader& mins,
                                                                         int64_t j) {
   if (!b.level) return _mm256_setzero_ps();
   const __m256d l0 = _mm256_loadu_pd(b.level + j), l1 = _mm256_loadu_pd(b.level + j + 4);
   __m256d a0, a1;
-  if (b.run_min) {
-    a0 = _mm256_loadu_pd(b.run_min + j);
-    a1 = _mm256_loadu_pd(b.run_min + j + 4);
+  if (b.runs) {
+    const double m = mins.at(j);
+    if (mins.run_end() >= j + 8) {  // the block lies in one run (the common case)
+      a0 = a1 = _mm256_set1_pd(m);
+    } else {
+      alignas(32) double ms[8];
+      for (int r = 0; r < 8; ++r) ms[r] = mins.at(j + r);
+      a0 = _mm256_load_pd(ms);
+      a1 = _mm256_load_pd(ms + 4);
+    }
   } else {
     a0 = a1 = _mm256_set1_pd(b.last);
   }
@@ -168,6 +179,7 @@ __attribute__((target("avx2,fma"))) void decode_head_avx2(const float* q, const 
   st.max = n > 0 ? horizontal_sum(partial_dot<DQ>(k + (n - 1) * d, qv)) + float(bias.at(n - 1))
                  : -std::numeric_limits<float>::infinity();
 
+  auto mins = bias.reader();
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
     const float* kr = k + j * d;
@@ -177,13 +189,13 @@ __attribute__((target("avx2,fma"))) void decode_head_avx2(const float* q, const 
     const __m256 u1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
     const __m256 dots = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20),
                                       _mm256_permute2f128_ps(u0, u1, 0x31));
-    fold_block(st, _mm256_add_ps(dots, bias8(bias, j)), v + j * dv, 8);
+    fold_block(st, _mm256_add_ps(dots, bias8(bias, mins, j)), v + j * dv, 8);
   }
   if (j < n) {
     const int live = int(n - j);
     alignas(32) float t[8];
     for (int r = 0; r < 8; ++r)
-      t[r] = r < live ? horizontal_sum(partial_dot<DQ>(k + (j + r) * d, qv)) + float(bias.at(j + r))
+      t[r] = r < live ? horizontal_sum(partial_dot<DQ>(k + (j + r) * d, qv)) + float(bias.at(j + r, mins))
                       : -std::numeric_limits<float>::infinity();
     fold_block(st, _mm256_load_ps(t), v + j * dv, live);
   }
@@ -223,6 +235,14 @@ DecodeKernel avx2_kernel(int64_t d, int64_t dv) {
 #endif
 
 }  // namespace
+
+double DecodeBias::at(int64_t j) const {
+  if (!level) return 0.0;
+  if (!runs) return last - level[j];
+  const auto* run = std::upper_bound(runs, runs + n_runs, j,
+                                     [](int64_t e, const MinRun& r) { return e < r.first; }) - 1;
+  return run->value - level[j];
+}
 
 const char* decode_kernel(int64_t d, int64_t dv) {
 #ifdef FPA_DECODE_AVX2

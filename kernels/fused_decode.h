@@ -14,13 +14,41 @@
 
 namespace fpa::fused {
 
-// b_j = (run_min ? run_min[j] : last) - level[j]; 0 for every key when level is null.
-// FPA: run_min = m_j, the carried path minimum; FoX: run_min null, last = F_i. Softmax: null.
+// FPA's carried path minima m_j = min_{j<=l<=i} phi_l as runs of equal values: entries `first`
+// up to the next run's first share `value`. m_j is non-decreasing in j, so the runs' values
+// increase, and appending phi_t merges the runs at or above it into one (kernels/kv_cache.h)
+// instead of updating every key.
+struct MinRun {
+  int64_t first;
+  double value;
+};
+
+// Reads the runs for ascending j in O(1) amortised (the kernels' order).
+struct MinRunReader {
+  const MinRun* runs;
+  int64_t n_runs;
+  int64_t r = 0;
+  double at(int64_t j) {
+    while (r + 1 < n_runs && runs[r + 1].first <= j) ++r;
+    return runs[r].value;
+  }
+  // The first entry past the run that at() last read.
+  int64_t run_end() const { return r + 1 < n_runs ? runs[r + 1].first : INT64_MAX; }
+};
+
+// b_j = m_j - level[j] (FPA: runs given) or last - level[j] (FoX: F_i - F_j); 0 for every key
+// when level is null (softmax).
 struct DecodeBias {
   const double* level = nullptr;
-  const double* run_min = nullptr;
+  const MinRun* runs = nullptr;
+  int64_t n_runs = 0;
   double last = 0;
-  double at(int64_t j) const { return level ? (run_min ? run_min[j] : last) - level[j] : 0.0; }
+  double at(int64_t j) const;  // random access (a binary search over the runs)
+  // The same for ascending j through a reader() (O(1) amortised).
+  MinRunReader reader() const { return {runs, n_runs}; }
+  double at(int64_t j, MinRunReader& mins) const {
+    return !level ? 0.0 : (runs ? mins.at(j) : last) - level[j];
+  }
 };
 
 void decode_head(const float* q, const float* k, const float* v, int64_t n, int64_t d,

@@ -40,7 +40,7 @@ void KvCache::clear() {
   size_.assign(size_t(heads_), 0);
   pos_.assign(size_t(heads_), {});
   level_.assign(size_t(heads_), {});
-  run_min_.assign(size_t(heads_), {});
+  min_runs_.assign(size_t(heads_), {});
   last_level_.assign(size_t(heads_), 0.0);
 }
 
@@ -92,13 +92,19 @@ void KvCache::append(const void* k, const void* v, const double* gate, int64_t g
     double level = 0;
     if (variant_ == Variant::Fpa) {
       level = gate[h * gate_stride];
-      // The carried path minimum: every kept key's m_j now includes phi_t.
-      for (auto& m : run_min_[hh]) m = std::min(m, level);
+      // The carried path minimum: every kept key's m_j now includes phi_t, i.e. the runs at or
+      // above phi_t merge into one at phi_t, which the new key (m_t = phi_t) joins.
+      auto& runs = min_runs_[hh];
+      int64_t first = at;
+      while (!runs.empty() && runs.back().value >= level) {
+        first = runs.back().first;
+        runs.pop_back();
+      }
+      runs.push_back({first, level});
     } else if (variant_ == Variant::Fox) {
       level = last_level_[hh] + gate[h * gate_stride];  // F_t = F_{t-1} + log f_t
     }
     level_[hh].push_back(level);
-    run_min_[hh].push_back(level);
     last_level_[hh] = level;
     ++size_[hh];
   }
@@ -119,7 +125,8 @@ fused::DecodeBias KvCache::bias_source(int64_t h) const {
   switch (variant_) {
     case Variant::Fpa:
       b.level = level_[size_t(h)].data();
-      b.run_min = run_min_[size_t(h)].data();
+      b.runs = min_runs_[size_t(h)].data();
+      b.n_runs = int64_t(min_runs_[size_t(h)].size());
       break;
     case Variant::Fox:
       b.level = level_[size_t(h)].data();
@@ -142,6 +149,15 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
       check(idx[s] >= 0 && idx[s] < size_[hh] && (s == 0 || idx[s] > idx[s - 1]),
             "KvCache::keep: head {}: indices must ascend within [0, {})", h, size_[hh]);
     if (int64_t(idx.size()) == size_[hh]) continue;
+    if (variant_ == Variant::Fpa) {  // the kept entries keep their m_j: runs over new indices
+      auto mins = bias_source(h).reader();
+      std::vector<fused::MinRun> runs;
+      for (size_t s = 0; s < idx.size(); ++s) {
+        const double m = mins.at(idx[s]);
+        if (runs.empty() || runs.back().value != m) runs.push_back({int64_t(s), m});
+      }
+      min_runs_[hh] = std::move(runs);
+    }
     auto* kd = static_cast<char*>(k_.data_ptr()) + h * capacity_ * d_ * es;
     auto* vd = static_cast<char*>(v_.data_ptr()) + h * capacity_ * dv_ * es;
     // idx[s] >= s, so compacting front to back never overwrites an entry still to be read.
@@ -152,12 +168,10 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
       std::memcpy(vd + int64_t(s) * dv_ * es, vd + from * dv_ * es, size_t(dv_ * es));
       pos_[hh][s] = pos_[hh][size_t(from)];
       level_[hh][s] = level_[hh][size_t(from)];
-      run_min_[hh][s] = run_min_[hh][size_t(from)];
     }
     size_[hh] = int64_t(idx.size());
     pos_[hh].resize(idx.size());
     level_[hh].resize(idx.size());
-    run_min_[hh].resize(idx.size());
   }
 }
 
@@ -169,7 +183,8 @@ std::vector<CacheHeadView> KvCache::views() const {
     view.position = pos_[size_t(h)];
     view.bias.resize(size_t(n));
     const auto source = bias_source(h);
-    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e);
+    auto mins = source.reader();
+    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e, mins);
     if (!last_q_.empty() && n > 0) {
       AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::views", [&] {
         view.r = scale_ * max_abs_dot(last_q_.data() + h * d_,

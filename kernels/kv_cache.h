@@ -18,7 +18,9 @@
 // The carried path minimum (FPA): a key j keeps its level phi_j and m_j = min_{j<=l<=i} phi_l
 // over every token appended so far, evicted ones included; appending phi_t sets
 // m_j <- min(m_j, phi_t). So b_ij = m_j - phi_j needs no history: a dropped token's level
-// still counts through the m_j of the keys before it. FoX keeps F_j = sum_{l<=j} log f_l and
+// still counts through the m_j of the keys before it. m_j does not decrease with j, so it is
+// kept as runs of equal values (fused::MinRun): appending merges the runs at or above phi_t,
+// O(1) amortised instead of a write to every key. FoX keeps F_j = sum_{l<=j} log f_l and
 // the running F_i, b_ij = F_i - F_j. Both are kept in double, as the fused kernels keep FoX's
 // prefix. Tokens of a chunk are appended and attended one at a time, so m_j always refers to
 // the query being computed.
@@ -71,12 +73,11 @@ class KvCache {
   void clear();
 
   // Head h's storage, for the implementations: keys (size x D) and values (size x Dv) rows,
-  // positions, and the two per-key scalars (FPA: phi_j and m_j; FoX: F_j and unused).
+  // positions, and the per-key levels (FPA: phi_j, with m_j in bias_source's runs; FoX: F_j).
   const void* keys(int64_t h) const;
   const void* values(int64_t h) const;
   const std::vector<int64_t>& positions(int64_t h) const { return pos_[size_t(h)]; }
   const std::vector<double>& levels(int64_t h) const { return level_[size_t(h)]; }
-  const std::vector<double>& run_mins(int64_t h) const { return run_min_[size_t(h)]; }
   at::Tensor keys_tensor(int64_t h) const;    // (size, D) view of the storage
   at::Tensor values_tensor(int64_t h) const;  // (size, Dv)
   // b_ij at the last query for each entry of head h (the formula in the header comment), and
@@ -96,7 +97,8 @@ class KvCache {
   double scale_ = 1.0;
   std::vector<int64_t> size_;
   std::vector<std::vector<int64_t>> pos_;
-  std::vector<std::vector<double>> level_, run_min_;
+  std::vector<std::vector<double>> level_;
+  std::vector<std::vector<fused::MinRun>> min_runs_;  // FPA: m_j as runs (fused_decode.h)
   std::vector<double> last_level_;
 };
 
