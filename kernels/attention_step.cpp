@@ -44,7 +44,8 @@ at::Tensor reference_head(const at::Tensor& q, const KvCache& cache, int64_t h, 
   const int64_t n = cache.size(h);
   std::vector<double> b(static_cast<size_t>(n));
   const auto source = cache.bias_source(h);
-  for (int64_t e = 0; e < n; ++e) b[size_t(e)] = source.at(e);
+  auto mins = source.reader();
+  for (int64_t e = 0; e < n; ++e) b[size_t(e)] = source.at(e, mins);
   const auto bias = at::tensor(b, at::kDouble).to(q.scalar_type());
   const auto scores = at::matmul(cache.keys_tensor(h), q) * scale + bias;
   return at::matmul(at::softmax(scores, 0), cache.values_tensor(h));

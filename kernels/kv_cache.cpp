@@ -137,7 +137,6 @@ fused::DecodeBias KvCache::bias_source(int64_t h) const {
   return b;
 }
 
-double KvCache::bias(int64_t h, size_t e) const { return bias_source(h).at(int64_t(e)); }
 
 void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
   check(kept.size() == size_t(heads_), "KvCache::keep: one index list per head");

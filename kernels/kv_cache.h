@@ -80,9 +80,8 @@ class KvCache {
   const std::vector<double>& levels(int64_t h) const { return level_[size_t(h)]; }
   at::Tensor keys_tensor(int64_t h) const;    // (size, D) view of the storage
   at::Tensor values_tensor(int64_t h) const;  // (size, Dv)
-  // b_ij at the last query for each entry of head h (the formula in the header comment), and
-  // where it comes from, for the kernels: valid until the cache next changes.
-  double bias(int64_t h, size_t entry) const;
+  // Where head h's biases b_ij at the last query come from (the formula in the header
+  // comment), for the kernels and views(): valid until the cache next changes.
   fused::DecodeBias bias_source(int64_t h) const;
 
  private:
