@@ -88,13 +88,16 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 bias8(const Dec
   if (!b.level) return _mm256_setzero_ps();
   const __m256d l0 = _mm256_loadu_pd(b.level + j), l1 = _mm256_loadu_pd(b.level + j + 4);
   __m256d a0, a1;
-  if (b.runs) {
-    const double m = mins.at(j);
-    if (mins.run_end() >= j + 8) {  // the block lies in one run (the common case)
+  if (b.runs && j + 8 <= b.dense_end) {  // m_j from the per-key array
+    a0 = _mm256_loadu_pd(b.dense + j);
+    a1 = _mm256_loadu_pd(b.dense + j + 4);
+  } else if (b.runs) {
+    const double m = j >= b.dense_end ? mins.at(j) : 0.0;
+    if (j >= b.dense_end && mins.run_end() >= j + 8) {  // the block lies in one run
       a0 = a1 = _mm256_set1_pd(m);
-    } else {
+    } else {  // lane by lane: the array's end or run boundaries inside the block
       alignas(32) double ms[8];
-      for (int r = 0; r < 8; ++r) ms[r] = mins.at(j + r);
+      for (int r = 0; r < 8; ++r) ms[r] = b.min_at(j + r, mins);
       a0 = _mm256_load_pd(ms);
       a1 = _mm256_load_pd(ms + 4);
     }
@@ -236,12 +239,25 @@ DecodeKernel avx2_kernel(int64_t d, int64_t dv) {
 
 }  // namespace
 
+namespace {
+// The run holding entry j (runs[0].first is 0).
+int64_t run_of(const MinRun* runs, int64_t n_runs, int64_t j) {
+  return std::upper_bound(runs, runs + n_runs, j,
+                          [](int64_t e, const MinRun& r) { return e < r.first; }) - runs - 1;
+}
+}  // namespace
+
 double DecodeBias::at(int64_t j) const {
   if (!level) return 0.0;
   if (!runs) return last - level[j];
-  const auto* run = std::upper_bound(runs, runs + n_runs, j,
-                                     [](int64_t e, const MinRun& r) { return e < r.first; }) - 1;
-  return run->value - level[j];
+  if (j < dense_end) return dense[j] - level[j];
+  return runs[run_of(runs, n_runs, j)].value - level[j];
+}
+
+MinRunReader DecodeBias::reader() const {
+  MinRunReader r{runs, n_runs};
+  if (runs && n_runs > 0 && dense_end > 0) r.r = std::max<int64_t>(0, run_of(runs, n_runs, dense_end));
+  return r;
 }
 
 const char* decode_kernel(int64_t d, int64_t dv) {

@@ -37,17 +37,27 @@ struct MinRunReader {
 };
 
 // b_j = m_j - level[j] (FPA: runs given) or last - level[j] (FoX: F_i - F_j); 0 for every key
-// when level is null (softmax).
+// when level is null (softmax). FPA: m_j = dense[j] for j < dense_end (values written at the
+// last eviction that no append has lowered since: a cache whose policy keeps scattered keys has
+// about one run per key, and a per-key array reads faster than runs that change every lane),
+// the runs for the rest.
 struct DecodeBias {
   const double* level = nullptr;
   const MinRun* runs = nullptr;
   int64_t n_runs = 0;
+  const double* dense = nullptr;
+  int64_t dense_end = 0;
   double last = 0;
   double at(int64_t j) const;  // random access (a binary search over the runs)
-  // The same for ascending j through a reader() (O(1) amortised).
-  MinRunReader reader() const { return {runs, n_runs}; }
+  // The same for ascending j >= dense_end through a reader() (O(1) amortised).
+  MinRunReader reader() const;
   double at(int64_t j, MinRunReader& mins) const {
-    return !level ? 0.0 : (runs ? mins.at(j) : last) - level[j];
+    if (!level) return 0.0;
+    if (!runs) return last - level[j];
+    return min_at(j, mins) - level[j];
+  }
+  double min_at(int64_t j, MinRunReader& mins) const {  // FPA's m_j, ascending j
+    return j < dense_end ? dense[j] : mins.at(j);
   }
 };
 

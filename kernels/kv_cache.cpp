@@ -41,6 +41,8 @@ void KvCache::clear() {
   pos_.assign(size_t(heads_), {});
   level_.assign(size_t(heads_), {});
   min_runs_.assign(size_t(heads_), {});
+  dense_min_.assign(size_t(heads_), {});
+  dense_end_.assign(size_t(heads_), 0);
   last_level_.assign(size_t(heads_), 0.0);
 }
 
@@ -101,6 +103,7 @@ void KvCache::append(const void* k, const void* v, const double* gate, int64_t g
         runs.pop_back();
       }
       runs.push_back({first, level});
+      dense_end_[hh] = std::min(dense_end_[hh], first);  // the merged entries' m_j changed
     } else if (variant_ == Variant::Fox) {
       level = last_level_[hh] + gate[h * gate_stride];  // F_t = F_{t-1} + log f_t
     }
@@ -127,6 +130,8 @@ fused::DecodeBias KvCache::bias_source(int64_t h) const {
       b.level = level_[size_t(h)].data();
       b.runs = min_runs_[size_t(h)].data();
       b.n_runs = int64_t(min_runs_[size_t(h)].size());
+      b.dense = dense_min_[size_t(h)].data();
+      b.dense_end = dense_end_[size_t(h)];
       break;
     case Variant::Fox:
       b.level = level_[size_t(h)].data();
@@ -147,16 +152,23 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
     for (size_t s = 0; s < idx.size(); ++s)
       check(idx[s] >= 0 && idx[s] < size_[hh] && (s == 0 || idx[s] > idx[s - 1]),
             "KvCache::keep: head {}: indices must ascend within [0, {})", h, size_[hh]);
-    if (int64_t(idx.size()) == size_[hh]) continue;
-    if (variant_ == Variant::Fpa) {  // the kept entries keep their m_j: runs over new indices
-      auto mins = bias_source(h).reader();
+    if (variant_ == Variant::Fpa) {
+      // The kept entries keep their m_j: runs over the new indices, and every m_j in the
+      // per-key array (read where policies keep scattered keys, about one run each).
+      const auto source = bias_source(h);
+      auto mins = source.reader();
       std::vector<fused::MinRun> runs;
+      std::vector<double> dense(idx.size());
       for (size_t s = 0; s < idx.size(); ++s) {
-        const double m = mins.at(idx[s]);
+        const double m = source.min_at(idx[s], mins);
+        dense[s] = m;
         if (runs.empty() || runs.back().value != m) runs.push_back({int64_t(s), m});
       }
       min_runs_[hh] = std::move(runs);
+      dense_min_[hh] = std::move(dense);
+      dense_end_[hh] = int64_t(idx.size());
     }
+    if (int64_t(idx.size()) == size_[hh]) continue;
     auto* kd = static_cast<char*>(k_.data_ptr()) + h * capacity_ * d_ * es;
     auto* vd = static_cast<char*>(v_.data_ptr()) + h * capacity_ * dv_ * es;
     // idx[s] >= s, so compacting front to back never overwrites an entry still to be read.

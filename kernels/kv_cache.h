@@ -98,6 +98,10 @@ class KvCache {
   std::vector<std::vector<int64_t>> pos_;
   std::vector<std::vector<double>> level_;
   std::vector<std::vector<fused::MinRun>> min_runs_;  // FPA: m_j as runs (fused_decode.h)
+  // FPA: m_j per entry as of the last keep(), valid below dense_end_ (appends lower it to the
+  // first entry whose run they merged).
+  std::vector<std::vector<double>> dense_min_;
+  std::vector<int64_t> dense_end_;
   std::vector<double> last_level_;
 };
 
