@@ -9,7 +9,6 @@
 #include "checks.h"
 #include "fused_decode.h"
 
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -25,7 +24,7 @@ void validate_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
   check(opts.variant == cache.variant(), "attention_step: the variant must be the cache's");
   const int64_t H = cache.heads();
   check(q.dim() == 3 && q.size(0) == H && q.size(2) == cache.head_dim() && q.size(1) >= 1,
-        fmt::format("attention_step: q must be (H={}, T, D={})", H, cache.head_dim()));
+        "attention_step: q must be (H={}, T, D={})", H, cache.head_dim());
   check(k.sizes() == q.sizes(), "attention_step: k must have the shape of q");
   check(v.dim() == 3 && v.size(0) == H && v.size(1) == q.size(1) &&
             v.size(2) == cache.value_dim(),

@@ -2,8 +2,6 @@
 
 #include "checks.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -141,7 +139,6 @@ fused::DecodeBias KvCache::bias_source(int64_t h) const {
   }
   return b;
 }
-
 
 void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
   check(kept.size() == size_t(heads_), "KvCache::keep: one index list per head");
