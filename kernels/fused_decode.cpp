@@ -80,18 +80,16 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 exp8(__m256 x) 
   return _mm256_or_ps(kept, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-// The biases of keys j .. j+7 as floats: m_j - level (FPA, read through `mins`), last - level
-// (FoX), or 0.
+// The biases of keys j .. j+7 as floats: m_j - level (FPA: dense_bias where valid, else through
+// `mins`), last - level (FoX), or 0.
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 bias8(const DecodeBias& b,
                                                                         MinRunReader& mins,
                                                                         int64_t j) {
   if (!b.level) return _mm256_setzero_ps();
+  if (b.runs && j + 8 <= b.dense_end) return _mm256_loadu_ps(b.dense_bias + j);  // b_j as written
   const __m256d l0 = _mm256_loadu_pd(b.level + j), l1 = _mm256_loadu_pd(b.level + j + 4);
   __m256d a0, a1;
-  if (b.runs && j + 8 <= b.dense_end) {  // m_j from the per-key array
-    a0 = _mm256_loadu_pd(b.dense + j);
-    a1 = _mm256_loadu_pd(b.dense + j + 4);
-  } else if (b.runs) {
+  if (b.runs) {
     const double m = j >= b.dense_end ? mins.at(j) : 0.0;
     if (j >= b.dense_end && mins.run_end() >= j + 8) {  // the block lies in one run
       a0 = a1 = _mm256_set1_pd(m);

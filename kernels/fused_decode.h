@@ -40,12 +40,15 @@ struct MinRunReader {
 // when level is null (softmax). FPA: m_j = dense[j] for j < dense_end (values written at the
 // last eviction that no append has lowered since: a cache whose policy keeps scattered keys has
 // about one run per key, and a per-key array reads faster than runs that change every lane),
-// the runs for the rest.
+// the runs for the rest. Below dense_end b_j no longer changes, so a float32 cache also keeps
+// dense_bias[j] = float(dense[j] - level[j]), the value the float kernel would compute: 4 bytes
+// per key to read instead of 16 (an evicting policy's cache is mostly this region).
 struct DecodeBias {
   const double* level = nullptr;
   const MinRun* runs = nullptr;
   int64_t n_runs = 0;
   const double* dense = nullptr;
+  const float* dense_bias = nullptr;  // float32 caches (the float kernel reads it)
   int64_t dense_end = 0;
   double last = 0;
   double at(int64_t j) const;  // random access (a binary search over the runs)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace fpa {
 namespace {
@@ -40,6 +41,7 @@ void KvCache::clear() {
   level_.assign(size_t(heads_), {});
   min_runs_.assign(size_t(heads_), {});
   dense_min_.assign(size_t(heads_), {});
+  dense_bias_.assign(size_t(heads_), {});
   dense_end_.assign(size_t(heads_), 0);
   last_level_.assign(size_t(heads_), 0.0);
 }
@@ -129,6 +131,7 @@ fused::DecodeBias KvCache::bias_source(int64_t h) const {
       b.runs = min_runs_[size_t(h)].data();
       b.n_runs = int64_t(min_runs_[size_t(h)].size());
       b.dense = dense_min_[size_t(h)].data();
+      b.dense_bias = dense_bias_[size_t(h)].data();
       b.dense_end = dense_end_[size_t(h)];
       break;
     case Variant::Fox:
@@ -151,31 +154,46 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
             "KvCache::keep: head {}: indices must ascend within [0, {})", h, size_[hh]);
     if (variant_ == Variant::Fpa) {
       // The kept entries keep their m_j: runs over the new indices, and every m_j in the
-      // per-key array (read where policies keep scattered keys, about one run each).
+      // per-key array (read where policies keep scattered keys, about one run each), with
+      // float32's b_j beside it.
       const auto source = bias_source(h);
       auto mins = source.reader();
-      std::vector<fused::MinRun> runs;
-      std::vector<double> dense(idx.size());
+      // (Written to spare buffers swapped in afterwards: no allocation once they have grown.)
+      const bool with_bias = dtype_ == at::kFloat;
+      auto& runs = spare_.runs;
+      auto& dense = spare_.dense;
+      auto& dense_bias = spare_.dense_bias;
+      runs.clear();
+      dense.resize(idx.size());
+      dense_bias.resize(with_bias ? idx.size() : 0);
       for (size_t s = 0; s < idx.size(); ++s) {
         const double m = source.min_at(idx[s], mins);
         dense[s] = m;
+        if (with_bias) dense_bias[s] = float(m - level_[hh][size_t(idx[s])]);
         if (runs.empty() || runs.back().value != m) runs.push_back({int64_t(s), m});
       }
-      min_runs_[hh] = std::move(runs);
-      dense_min_[hh] = std::move(dense);
+      std::swap(min_runs_[hh], runs);
+      std::swap(dense_min_[hh], dense);
+      std::swap(dense_bias_[hh], dense_bias);
       dense_end_[hh] = int64_t(idx.size());
     }
     if (int64_t(idx.size()) == size_[hh]) continue;
     auto* kd = static_cast<char*>(k_.data_ptr()) + h * capacity_ * d_ * es;
     auto* vd = static_cast<char*>(v_.data_ptr()) + h * capacity_ * dv_ * es;
     // idx[s] >= s, so compacting front to back never overwrites an entry still to be read.
-    for (size_t s = 0; s < idx.size(); ++s) {
-      const auto from = idx[s];
+    // Kept entries that were consecutive move together (a window or a budget drops a few
+    // entries from long stretches): one memmove per stretch, not per entry.
+    auto& pos = pos_[hh];
+    auto& level = level_[hh];
+    for (size_t s = 0, e; s < idx.size(); s = e) {
+      const int64_t from = idx[s];
+      for (e = s + 1; e < idx.size() && idx[e] == from + int64_t(e - s);) ++e;
       if (from == int64_t(s)) continue;
-      std::memcpy(kd + int64_t(s) * d_ * es, kd + from * d_ * es, size_t(d_ * es));
-      std::memcpy(vd + int64_t(s) * dv_ * es, vd + from * dv_ * es, size_t(dv_ * es));
-      pos_[hh][s] = pos_[hh][size_t(from)];
-      level_[hh][s] = level_[hh][size_t(from)];
+      const int64_t count = int64_t(e - s);
+      std::memmove(kd + int64_t(s) * d_ * es, kd + from * d_ * es, size_t(count * d_ * es));
+      std::memmove(vd + int64_t(s) * dv_ * es, vd + from * dv_ * es, size_t(count * dv_ * es));
+      std::copy(pos.begin() + from, pos.begin() + from + count, pos.begin() + int64_t(s));
+      std::copy(level.begin() + from, level.begin() + from + count, level.begin() + int64_t(s));
     }
     size_[hh] = int64_t(idx.size());
     pos_[hh].resize(idx.size());
@@ -183,7 +201,7 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
   }
 }
 
-std::vector<CacheHeadView> KvCache::views() const {
+std::vector<CacheHeadView> KvCache::views(bool with_r) const {
   std::vector<CacheHeadView> out(static_cast<size_t>(heads_));
   for (int64_t h = 0; h < heads_; ++h) {
     auto& view = out[size_t(h)];
@@ -193,7 +211,9 @@ std::vector<CacheHeadView> KvCache::views() const {
     const auto source = bias_source(h);
     auto mins = source.reader();
     for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e, mins);
-    if (!last_q_.empty() && n > 0) {
+    if (!with_r) {
+      view.r = std::numeric_limits<double>::quiet_NaN();
+    } else if (!last_q_.empty() && n > 0) {
       AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::views", [&] {
         view.r = scale_ * max_abs_dot(last_q_.data() + h * d_,
                                       static_cast<const scalar_t*>(keys(h)), n, d_);

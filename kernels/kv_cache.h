@@ -68,8 +68,9 @@ class KvCache {
 
   // Keeps, for each head h, the entries kept[h] (ascending indices into its current entries).
   void keep(const std::vector<std::vector<int64_t>>& kept);
-  // Per head: positions, bias at the last query, R of the last query over the cache.
-  std::vector<CacheHeadView> views() const;
+  // Per head: positions, bias at the last query and, with `with_r`, R of the last query over
+  // the cache (a pass over every key; NaN without it).
+  std::vector<CacheHeadView> views(bool with_r = true) const;
   void clear();
 
   // Head h's storage, for the implementations: keys (size x D) and values (size x Dv) rows,
@@ -101,7 +102,13 @@ class KvCache {
   // FPA: m_j per entry as of the last keep(), valid below dense_end_ (appends lower it to the
   // first entry whose run they merged).
   std::vector<std::vector<double>> dense_min_;
+  std::vector<std::vector<float>> dense_bias_;  // float32 caches: float(m_j - phi_j) there
   std::vector<int64_t> dense_end_;
+  struct {  // keep()'s buffers for the next head's runs and arrays
+    std::vector<fused::MinRun> runs;
+    std::vector<double> dense;
+    std::vector<float> dense_bias;
+  } spare_;
   std::vector<double> last_level_;
 };
 

@@ -1,7 +1,10 @@
 #include "lm/decode.h"
 
+#include "lm/token_step.h"
+
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fpa::lm {
@@ -24,11 +27,27 @@ at::Tensor IncrementalDecoder::step(const at::Tensor& tokens) {
   return model_->forward(tokens.unsqueeze(0), caches_, impl_)[0];
 }
 
-std::vector<HeadCacheView> IncrementalDecoder::views() const {
+const std::vector<float>& IncrementalDecoder::step_token(int64_t token) {
+  c10::InferenceMode inference;
+  logits_.resize(size_t(model_->config.vocab_size));
+  if (impl_ == fpa::Impl::Fused && token_step_applies(*model_)) {
+    token_step(*model_, token, caches_, logits_.data());
+  } else {
+    const auto logits = step(at::tensor({token}, at::kLong))[0].to(at::kFloat).contiguous();
+    std::copy_n(logits.data_ptr<float>(), logits_.size(), logits_.begin());
+  }
+  return logits_;
+}
+
+std::vector<HeadCacheView> IncrementalDecoder::views(bool with_r) const {
   std::vector<HeadCacheView> out;
   for (const auto& c : caches_)
-    for (auto& v : c.views()) out.push_back(std::move(v));
+    for (auto& v : c.views(with_r)) out.push_back(std::move(v));
   return out;
+}
+
+int64_t IncrementalDecoder::heads() const {
+  return int64_t(caches_.size()) * model_->config.heads;
 }
 
 void IncrementalDecoder::keep(const std::vector<std::vector<bool>>& keep) {
@@ -41,6 +60,7 @@ void IncrementalDecoder::keep(const std::vector<std::vector<bool>>& keep) {
       const auto& mask = keep[l * H + h];
       if (int64_t(mask.size()) != caches_[l].size(int64_t(h)))
         throw std::invalid_argument("decode: keep mask does not match the cache");
+      kept[h].reserve(mask.size());
       for (size_t s = 0; s < mask.size(); ++s)
         if (mask[s]) kept[h].push_back(int64_t(s));
     }

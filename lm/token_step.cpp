@@ -90,8 +90,8 @@ bool token_step_applies(const LanguageModelImpl& model) {
   return !torch::GradMode::is_enabled() && model.embed->weight.scalar_type() == torch::kFloat;
 }
 
-torch::Tensor token_step(LanguageModelImpl& model, int64_t token,
-                         std::vector<fpa::KvCache>& caches) {
+void token_step(LanguageModelImpl& model, int64_t token, std::vector<fpa::KvCache>& caches,
+                float* logits) {
   const auto& c = model.config;
   if (token < 0 || token >= c.vocab_size)
     throw std::invalid_argument(fmt::format("model: token {} outside [0, {})", token, c.vocab_size));
@@ -107,12 +107,16 @@ torch::Tensor token_step(LanguageModelImpl& model, int64_t token,
   r.x.assign(e, e + C);
   for (size_t l = 0; l < model.blocks.size(); ++l) block_step(*model.blocks[l], c, caches[l], r);
   rms_norm(*model.final_norm, r.x.data(), r.h.data(), C);
-  auto logits = torch::empty({1, 1, c.vocab_size}, torch::kFloat);
   if (model.lm_head)
-    linear(model.lm_head, r.h.data(), logits.data_ptr<float>());
+    linear(model.lm_head, r.h.data(), logits);
   else
-    fused::gemv_n(c.vocab_size, C, 1.0f, data(model.embed->weight), C, r.h.data(),
-                  logits.data_ptr<float>());
+    fused::gemv_n(c.vocab_size, C, 1.0f, data(model.embed->weight), C, r.h.data(), logits);
+}
+
+torch::Tensor token_step(LanguageModelImpl& model, int64_t token,
+                         std::vector<fpa::KvCache>& caches) {
+  auto logits = torch::empty({1, 1, model.config.vocab_size}, torch::kFloat);
+  token_step(model, token, caches, logits.data_ptr<float>());
   return logits;
 }
 

@@ -19,7 +19,10 @@ namespace fpa::lm {
 
 // Whether token_step applies: float32 parameters, no gradient wanted.
 bool token_step_applies(const LanguageModelImpl& model);
-// Logits (1, 1, vocab) for `token`, appended to `caches` (one per layer).
+// Appends `token` to `caches` (one per layer) and writes its vocab logits to `logits`.
+void token_step(LanguageModelImpl& model, int64_t token, std::vector<fpa::KvCache>& caches,
+                float* logits);
+// The same, as a (1, 1, vocab) tensor.
 torch::Tensor token_step(LanguageModelImpl& model, int64_t token,
                          std::vector<fpa::KvCache>& caches);
 

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+
 using namespace fpa;
 using namespace fpa::lm;
 
@@ -191,4 +194,51 @@ TEST(PasskeyDecode, FusedTokenStepEqualsModulePathWithEvictions) {
     EXPECT_LT(fused.cached_entries(), 80 * 2 * 4);  // something was evicted
     EXPECT_LT(worst, 2e-4) << to_string(kind);
   }
+}
+
+// step_token (one token, float32 logits, no tensor operator on the fused float32 path) gives the
+// logits step() gives for the same token, for every variant, dtype and implementation.
+TEST(PasskeyDecode, StepTokenEqualsStep) {
+  for (auto dtype : {at::kFloat, at::kDouble})
+    for (auto kind : kKinds)
+      for (auto impl : {fpa::Impl::Reference, fpa::Impl::Fused}) {
+        auto model = tiny_model(kind, dtype, 3.0);
+        const auto tokens = random_tokens(40);
+        IncrementalDecoder by_tensor(model, impl), by_token(model, impl);
+        for (int64_t t = 0; t < 40; ++t) {
+          const auto a = by_tensor.step(tokens.slice(0, t, t + 1))[0].to(at::kFloat).contiguous();
+          const auto& b = by_token.step_token(tokens[t].item<int64_t>());
+          ASSERT_EQ(int64_t(b.size()), a.numel());
+          ASSERT_TRUE(std::equal(b.begin(), b.end(), a.data_ptr<float>()))
+              << to_string(kind) << " " << c10::toString(dtype) << " " << fpa::to_string(impl)
+              << " token " << t;
+        }
+        EXPECT_EQ(by_token.length(), 40);
+        EXPECT_EQ(by_token.cached_entries(), by_tensor.cached_entries());
+      }
+}
+
+// Views without R: the same positions and biases, R NaN, and the policy that reads R refuses
+// them instead of using a made-up value.
+TEST(PasskeyDecode, ViewsWithoutRAreRefusedByTheCertifiedPolicy) {
+  auto model = tiny_model(AttentionKind::Fpa, at::kFloat, 3.0);
+  IncrementalDecoder dec(model);
+  dec.step(random_tokens(30));
+  const auto with = dec.views(), without = dec.views(false);
+  ASSERT_EQ(with.size(), without.size());
+  EXPECT_EQ(int64_t(without.size()), dec.heads());
+  for (size_t h = 0; h < with.size(); ++h) {
+    EXPECT_EQ(with[h].position, without[h].position);
+    EXPECT_EQ(with[h].bias, without[h].bias);
+    EXPECT_GT(with[h].r, 0.0);
+    EXPECT_TRUE(std::isnan(without[h].r));
+  }
+  passkey::PolicyConfig certified;
+  certified.kind = passkey::PolicyKind::FpaCertified;
+  EXPECT_TRUE(passkey::reads_r(certified));
+  EXPECT_THROW(passkey::select_keep(certified, without, 29, 30), std::invalid_argument);
+  passkey::PolicyConfig budget;
+  budget.kind = passkey::PolicyKind::Budget;
+  EXPECT_FALSE(passkey::reads_r(budget));
+  EXPECT_EQ(passkey::select_keep(budget, without, 29, 30), passkey::select_keep(budget, with, 29, 30));
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <stdexcept>
 
@@ -24,7 +25,15 @@ double thread_cpu_ms() {
 void evict(lm::IncrementalDecoder& d, const PolicyConfig& policy, int64_t final_length,
            int64_t lookahead) {
   if (policy.kind == PolicyKind::Full) return;
-  d.keep(select_keep(policy, d.views(), d.length() - 1, final_length, lookahead));
+  d.keep(select_keep(policy, d.views(reads_r(policy)), d.length() - 1, final_length, lookahead));
+}
+
+// The first largest logit, NaN counting as largest (at::argmax's choice).
+int64_t argmax(const std::vector<float>& logits) {
+  size_t best = 0;
+  for (size_t i = 1; i < logits.size() && !std::isnan(logits[best]); ++i)
+    if (std::isnan(logits[i]) || logits[i] > logits[best]) best = i;
+  return int64_t(best);
 }
 
 }  // namespace
@@ -39,7 +48,8 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
                         const PolicyConfig& policy, const DecodeSchedule& schedule, int key_digits) {
   schedule.validate();
   decoder.reset();
-  const auto tokens = at::tensor(to_tokens(prompt.text), at::kLong);
+  const auto ids = to_tokens(prompt.text);
+  const auto tokens = at::tensor(ids, at::kLong);
   const int64_t n_prompt = prompt.answer_start, final_length = n_prompt + key_digits;
   const int64_t tail = std::min(schedule.timed_tokens, n_prompt);  // single-token prompt steps
   const auto t0 = Clock::now();
@@ -50,18 +60,17 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
   PromptResult r;
   r.prefill_ms = ms_since(t0);
 
-  const double heads_total = double(decoder.views().size());
+  const double heads_total = double(decoder.heads());
   double decode_ms = 0, decode_cpu_ms = 0, occupancy_sum = 0;
-  int64_t since_eviction = 0, steps = 0;
-  at::Tensor next;
+  int64_t since_eviction = 0, steps = 0, next = 0;
   for (int64_t s = n_prompt - tail; s < n_prompt - 1 + key_digits; ++s) {
     const bool answer = s >= n_prompt - 1;  // this step's logits give an answer digit
-    if (s < n_prompt) next = tokens.slice(0, s, s + 1);
+    if (s < n_prompt) next = ids[size_t(s)];
     auto t = Clock::now();
     double c = thread_cpu_ms();
-    const auto logits = decoder.step(next);
+    const auto& logits = decoder.step_token(next);
     int64_t byte = -1;
-    if (answer) byte = logits[-1].argmax().item<int64_t>();
+    if (answer) byte = argmax(logits);
     decode_ms += ms_since(t);
     decode_cpu_ms += thread_cpu_ms() - c;
     ++steps;
@@ -69,7 +78,7 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
       // What this query attended to (untimed bookkeeping, before the eviction below).
       occupancy_sum += double(decoder.cached_entries()) / (heads_total * double(s + 1));
       r.generated += char(byte);
-      next = at::tensor({byte}, at::kLong);
+      next = byte;
     }
     if (++since_eviction >= schedule.evict_every) {
       t = Clock::now();

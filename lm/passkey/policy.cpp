@@ -6,16 +6,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <tuple>
 
 namespace fpa::passkey {
 namespace {
 
-struct Ref {
-  size_t head, index;
+struct Ref {  // 24 bytes (a shared budget ranks every entry of every head); indices < 2^32
   double bias;
   int64_t position;
+  uint32_t head, index;
 };
 
 // Higher bias first; among equal biases the more recent key first.
@@ -105,6 +106,8 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
       break;
     case PolicyKind::FpaCertified:
       for (size_t h = 0; h < heads.size(); ++h) {
+        if (std::isnan(heads[h].r))
+          throw std::invalid_argument("policy: fpa-certified needs each head's R (views with R)");
         const double t = fpa::certified_eviction_threshold(heads[h].r, full, config.epsilon);
         for (size_t j = 0; j < heads[h].bias.size(); ++j) keep[h][j] = heads[h].bias[j] >= t;
       }
@@ -112,13 +115,20 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
     case PolicyKind::Budget: {
       // Every head keeps its newest key; the rest compete for the remaining capacity.
       std::vector<std::vector<Ref>> pools(config.per_head ? heads.size() : 1);
+      size_t entries = 0;
+      for (const auto& h : heads) entries += h.position.size();
+      if (config.per_head) {
+        for (size_t h = 0; h < heads.size(); ++h) pools[h].reserve(heads[h].position.size());
+      } else {
+        pools[0].reserve(entries);
+      }
       int64_t forced = 0;
       for (size_t h = 0; h < heads.size(); ++h) {
         const size_t top = newest(heads[h]);
         if (top != size_t(-1)) { keep[h][top] = true; ++forced; }
         auto& pool = pools[config.per_head ? h : 0];
         for (size_t j = 0; j < heads[h].bias.size(); ++j)
-          if (j != top) pool.push_back({h, j, heads[h].bias[j], heads[h].position[j]});
+          if (j != top) pool.push_back({heads[h].bias[j], heads[h].position[j], uint32_t(h), uint32_t(j)});
       }
       if (config.per_head) {
         for (auto& pool : pools) keep_best(pool, ahead(1) - 1, keep);
@@ -142,6 +152,8 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
   }
   return keep;
 }
+
+bool reads_r(const PolicyConfig& config) { return config.kind == PolicyKind::FpaCertified; }
 
 double occupancy(const std::vector<HeadCache>& heads, int64_t query) {
   if (heads.empty()) return 0.0;

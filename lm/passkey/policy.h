@@ -61,6 +61,10 @@ std::vector<std::vector<bool>> select_keep(const PolicyConfig& config,
                                            int64_t final_length, int64_t lookahead = 0);
 
 
+// Whether select_keep reads the views' R (fpa-certified), which costs the decoder a pass over
+// every cached key (IncrementalDecoder::views(with_r)).
+bool reads_r(const PolicyConfig& config);
+
 // Kept entries over the entries a full cache would hold, summed over heads.
 double occupancy(const std::vector<HeadCache>& heads, int64_t query);
 
