@@ -61,7 +61,7 @@ def main():
                 ok = False
             print(f"{run},{ca['eval_len']},{ca['policy']},{ca['per_head']},{ca['accuracy']},"
                   f"{float(ca['occupancy']):.4f},{len(after[run])},{tb:.3f},{ta:.3f},{tb / ta:.2f},"
-                  f"{ta / full[ca['eval_len']]:.2f}")
+                  f"{ta / full[ca['eval_len']]:.3f}")
     return 0 if ok else 1
 
 
