@@ -9,7 +9,6 @@
 #include "checks.h"
 #include "fused_decode.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <limits>

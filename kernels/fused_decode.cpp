@@ -19,8 +19,7 @@ template <class T>
 void decode_head_portable(const T* q, const T* k, const T* v, int64_t n, int64_t d, int64_t dv,
                           T scale, const DecodeBias& bias, T* s, T* out) {
   auto mins = bias.reader();
-  for (int64_t j = 0; j < n; ++j)
-    s[j] = T(bias.at(j, mins));
+  for (int64_t j = 0; j < n; ++j) s[j] = T(bias.at(j, mins));
   T mx = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < n; ++j) {
     T dot = 0;
@@ -235,9 +234,6 @@ DecodeKernel avx2_kernel(int64_t d, int64_t dv) {
 }
 #endif
 
-}  // namespace
-
-namespace {
 // The run holding entry j (runs[0].first is 0).
 int64_t run_of(const MinRun* runs, int64_t n_runs, int64_t j) {
   return std::upper_bound(runs, runs + n_runs, j,

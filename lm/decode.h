@@ -7,8 +7,8 @@
 // `step` appends T new tokens (T = 1 for generation, a chunk for prefill) and returns their
 // logits. `step_token` appends one token and returns its logits as float32 numbers: a float32
 // model decoding with the fused implementation takes lm/token_step.h's path with no tensor
-// operator at all (a handful of LibTorch operators per token, to slice the input and read the
-// output, cost 0.02-0.05 ms here, a tenth of a step over a quarter-full cache). Eviction:
+// operator at all (the few LibTorch operators that slicing the input and reading the output
+// take per token are a measurable part of a step over a small cache). Eviction:
 // `views()` reports each head's cached positions, current biases and, when asked, R (what a
 // policy needs, lm/decode_cache_view.h); `keep()` removes the entries a policy dropped, per
 // head. Heads keep different numbers of entries and each attends over its own only.
