@@ -4,7 +4,10 @@
 # PROFILE=quick (default, < 1 hour on 2 cores), PROFILE=full (the published numbers) or a
 # study's own long profile: PROFILE=passkey (claim C6: 5 seeds per variant, several hours),
 # PROFILE=c4-sweep (claim C4's head-dimension sweep) or PROFILE=lm-small (claim C5's small preset);
-# synthetic/README.md and lm/README.md give their measured times.
+# synthetic/README.md and lm/README.md give their measured times. PROFILE=eval re-runs every
+# published C5 and C6 evaluation from the published weights (results/weights/), trains nothing, and
+# checks the cells against the published CSVs; PROFILE=passkey-sweep runs the compression sweep on
+# the published C6 weights (lm/passkey/README.md).
 
 PROFILE ?= quick
 BUILD   ?= build
@@ -12,12 +15,14 @@ JOBS    ?= 2
 export PROFILE
 
 STUDIES := theory bench synthetic lm passkey
+# Studies only a profile of their own runs (never part of quick or full).
+EXTRA_STUDIES := eval passkey-sweep
 # The studies a profile runs: a study's own profile runs that study alone.
-STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm
+STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm eval:eval passkey-sweep:passkey-sweep
 OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
 RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 
-.PHONY: all deps build test reproduce figures clean data-brown $(addprefix reproduce-,$(STUDIES))
+.PHONY: all deps build test reproduce figures clean data-brown $(addprefix reproduce-,$(STUDIES) $(EXTRA_STUDIES))
 
 all: build
 
@@ -67,6 +72,10 @@ reproduce-lm: data-brown
 	@$(META) step lm -- lm/reproduce.sh $(BUILD)/bin
 reproduce-passkey: data-brown
 	@$(META) step passkey -- lm/passkey/reproduce.sh $(BUILD)/bin
+reproduce-eval: data-brown
+	@$(META) step eval -- scripts/eval_from_weights.sh $(BUILD)/bin
+reproduce-passkey-sweep: build
+	@$(META) step passkey-sweep -- lm/passkey/sweep.sh $(BUILD)/bin
 
 # The Brown corpus (language models; passkey's training mixture), fetched and checked once.
 data-brown: build

@@ -94,6 +94,7 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
     if (opts.impl == Impl::Reference) {
       cache.append(kp + t * H * d * es, vp + t * H * dv * es, g.data() + t * H, 1);
       for (int64_t h = 0; h < H; ++h) out[t][h].copy_(reference_head(qt[t][h], cache, h, scale));
+      if (cache.tracks_mass()) cache.observe_query(qp + t * H * d * es, scale);
     } else {
       AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "attention_step", [&] {
         std::vector<scalar_t> scratch;
@@ -103,6 +104,7 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
         fused_token<scalar_t>(cache, row(qp, d), row(kp, d), row(vp, dv), g.data() + t * H, scale,
                               out.data_ptr<scalar_t>() + t * H * dv, scratch);
       });
+      if (cache.tracks_mass()) cache.observe_query(qp + t * H * d * es, scale);
     }
   }
   cache.set_last_query(qp + (T - 1) * H * d * es, scale);
@@ -115,7 +117,7 @@ void attention_step_token(KvCache& cache, const float* q, const float* k, const 
   if (scale <= 0) scale = 1.0 / std::sqrt(double(cache.head_dim()));
   thread_local std::vector<float> scratch;
   fused_token(cache, q, k, v, gate, scale, out, scratch);
-  cache.set_last_query(q, scale);
+  cache.observe_query(q, scale);
 }
 
 }  // namespace fpa

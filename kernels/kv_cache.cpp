@@ -44,6 +44,7 @@ void KvCache::clear() {
   dense_bias_.assign(size_t(heads_), {});
   dense_end_.assign(size_t(heads_), 0);
   last_level_.assign(size_t(heads_), 0.0);
+  mass_.assign(tracks_mass_ ? size_t(heads_) : 0, {});
 }
 
 int64_t KvCache::entries() const {
@@ -108,6 +109,7 @@ void KvCache::append(const void* k, const void* v, const double* gate, int64_t g
       level = last_level_[hh] + gate[h * gate_stride];  // F_t = F_{t-1} + log f_t
     }
     level_[hh].push_back(level);
+    if (tracks_mass_) mass_[hh].push_back(0.0);
     last_level_[hh] = level;
     ++size_[hh];
   }
@@ -121,6 +123,47 @@ void KvCache::set_last_query(const void* q, double scale) {
     for (size_t c = 0; c < last_q_.size(); ++c) last_q_[c] = double(p[c]);
   });
   scale_ = scale;
+}
+
+void KvCache::track_mass(bool on) {
+  tracks_mass_ = on;
+  mass_.assign(on ? size_t(heads_) : 0, {});
+  for (int64_t h = 0; on && h < heads_; ++h) mass_[size_t(h)].assign(size_t(size(h)), 0.0);
+}
+
+void KvCache::reset_mass() {
+  for (auto& m : mass_) std::fill(m.begin(), m.end(), 0.0);
+}
+
+void KvCache::observe_query(const void* q, double scale) {
+  set_last_query(q, scale);
+  if (!tracks_mass_) return;
+  for (int64_t h = 0; h < heads_; ++h) {
+    last_weights(h, weights_);
+    auto& m = mass_[size_t(h)];
+    for (size_t e = 0; e < m.size(); ++e) m[e] += weights_[e];
+  }
+}
+
+void KvCache::last_weights(int64_t h, std::vector<double>& out) const {
+  const int64_t n = size(h);
+  out.resize(size_t(n));
+  if (n == 0 || last_q_.empty()) return;
+  const auto source = bias_source(h);
+  auto mins = source.reader();
+  const double* q = last_q_.data() + h * d_;
+  AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::last_weights", [&] {
+    const auto* k = static_cast<const scalar_t*>(keys(h));
+    for (int64_t e = 0; e < n; ++e) {
+      double s = 0;
+      for (int64_t c = 0; c < d_; ++c) s += q[c] * double(k[e * d_ + c]);
+      out[size_t(e)] = scale_ * s + source.at(e, mins);
+    }
+  });
+  const double top = *std::max_element(out.begin(), out.end());
+  double sum = 0;
+  for (auto& x : out) sum += (x = std::exp(x - top));
+  for (auto& x : out) x /= sum;
 }
 
 fused::DecodeBias KvCache::bias_source(int64_t h) const {
@@ -195,6 +238,11 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
       std::copy(pos.begin() + from, pos.begin() + from + count, pos.begin() + int64_t(s));
       std::copy(level.begin() + from, level.begin() + from + count, level.begin() + int64_t(s));
     }
+    if (tracks_mass_) {
+      auto& m = mass_[hh];
+      for (size_t s = 0; s < idx.size(); ++s) m[s] = m[size_t(idx[s])];
+      m.resize(idx.size());
+    }
     size_[hh] = int64_t(idx.size());
     pos_[hh].resize(idx.size());
     level_[hh].resize(idx.size());
@@ -202,6 +250,15 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
 }
 
 std::vector<CacheHeadView> KvCache::views(bool with_r) const {
+  CacheSignals s;
+  s.r = with_r;
+  return views(s);
+}
+
+std::vector<CacheHeadView> KvCache::views(const CacheSignals& signals) const {
+  check(!signals.mass || tracks_mass_, "KvCache::views: the mass is asked for but not tracked");
+  const bool with_r = signals.r;
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<CacheHeadView> out(static_cast<size_t>(heads_));
   for (int64_t h = 0; h < heads_; ++h) {
     auto& view = out[size_t(h)];
@@ -218,6 +275,25 @@ std::vector<CacheHeadView> KvCache::views(bool with_r) const {
         view.r = scale_ * max_abs_dot(last_q_.data() + h * d_,
                                       static_cast<const scalar_t*>(keys(h)), n, d_);
       });
+    }
+    if (signals.weight) last_weights(h, view.weight);
+    if (signals.mass) view.mass = mass_[size_t(h)];
+    view.q_norm = nan;
+    if (signals.key_norm) {
+      view.key_norm.resize(size_t(n));
+      AT_DISPATCH_FLOATING_TYPES(dtype_, "KvCache::views norms", [&] {
+        const auto* k = static_cast<const scalar_t*>(keys(h));
+        for (int64_t e = 0; e < n; ++e) {
+          double s = 0;
+          for (int64_t c = 0; c < d_; ++c) s += double(k[e * d_ + c]) * double(k[e * d_ + c]);
+          view.key_norm[size_t(e)] = std::sqrt(s);
+        }
+      });
+      if (!last_q_.empty()) {
+        double s = 0;
+        for (int64_t c = 0; c < d_; ++c) s += last_q_[size_t(h * d_ + c)] * last_q_[size_t(h * d_ + c)];
+        view.q_norm = scale_ * std::sqrt(s);
+      }
     }
   }
   return out;

@@ -65,12 +65,21 @@ class KvCache {
   // comment (ignored for softmax).
   void append(const void* k, const void* v, const double* gate, int64_t gate_stride);
   void set_last_query(const void* q, double scale);  // q (H x D), for views()' R
+  // The query just attended (q: H x D): set_last_query, then, while mass is tracked, every
+  // kept key's weight at this query added to its accumulated mass (H2O's signal; O(entries x D)
+  // per query, paid only by callers that track). attention_step calls it after every token.
+  void observe_query(const void* q, double scale);
+  void track_mass(bool on);      // start (zeroed) or stop accumulating attention mass
+  bool tracks_mass() const { return tracks_mass_; }
+  void reset_mass();             // every kept key's accumulated mass back to 0
 
   // Keeps, for each head h, the entries kept[h] (ascending indices into its current entries).
   void keep(const std::vector<std::vector<int64_t>>& kept);
-  // Per head: positions, bias at the last query and, with `with_r`, R of the last query over
-  // the cache (a pass over every key; NaN without it).
-  std::vector<CacheHeadView> views(bool with_r = true) const;
+  // Per head: positions, bias at the last query and the optional signals asked for
+  // (kernels/cache_view.h): R, weights at the last query, key norms (a pass over every key
+  // each), and the accumulated mass (only while tracked).
+  std::vector<CacheHeadView> views(const CacheSignals& signals) const;
+  std::vector<CacheHeadView> views(bool with_r = true) const;  // views({r = with_r})
   void clear();
 
   // Head h's storage, for the implementations: keys (size x D) and values (size x Dv) rows,
@@ -110,6 +119,11 @@ class KvCache {
     std::vector<float> dense_bias;
   } spare_;
   std::vector<double> last_level_;
+  bool tracks_mass_ = false;
+  std::vector<std::vector<double>> mass_;  // per head and entry, while tracked
+  std::vector<double> weights_;            // observe_query's scratch
+  // Head h's softmax weights at the last query (scale q . k_j + b_ij), into `out`.
+  void last_weights(int64_t h, std::vector<double>& out) const;
 };
 
 // Appends the T new tokens to `cache` and returns their attention outputs (shapes above).

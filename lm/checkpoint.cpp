@@ -18,8 +18,21 @@ namespace fs = std::filesystem;
 
 namespace fpa::lm {
 
+namespace {
+constexpr const char* kWeightsFormat = "fpa-weights-1";
+}  // namespace
+
 std::string checkpoint_path(const std::string& run_dir) {
   return (fs::path(run_dir) / "checkpoint.pt").string();
+}
+
+std::string run_name(const std::string& checkpoint) {
+  fs::path p(checkpoint);
+  while (p.has_parent_path() && p.filename().empty()) p = p.parent_path();  // "dir/"
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) return p.filename().string();
+  if (p.filename() == "checkpoint.pt") return p.parent_path().filename().string();
+  return p.extension() == ".pt" ? p.stem().string() : p.filename().string();
 }
 
 std::string config_to_text(const ModelConfig& c) {
@@ -187,7 +200,38 @@ void save_checkpoint(const std::string& path, LanguageModel& model,
   replace_atomic(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
+void save_weights(const std::string& path, LanguageModel& model, const TrainProgress& p,
+                  const TrainingRecord& record) {
+  torch::serialize::OutputArchive archive, model_archive;
+  model->save(model_archive);
+  archive.write("format", c10::IValue(std::string(kWeightsFormat)));
+  archive.write("model", model_archive);
+  archive.write("config", c10::IValue(config_to_text(model->config)));
+  archive.write("step", c10::IValue(p.step));
+  archive.write("tokens", c10::IValue(p.tokens));
+  archive.write("elapsed_s", c10::IValue(p.elapsed_s));
+  archive.write("train_time_s", c10::IValue(p.train_time_s));
+  archive.write("preset", c10::IValue(p.preset));
+  archive.write("train_seed", c10::IValue(record.seed));
+  archive.write("train_config", c10::IValue(record.config));
+  Checksums sums;
+  add_model(sums, model);
+  sums["config"] = hash_text(config_to_text(model->config));
+  archive.write("checksums", c10::IValue(checksums_text(sums)));
+  replace_atomic(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+}
+
 namespace {
+
+// An optional string entry ("" when absent).
+std::string read_string(torch::serialize::InputArchive& archive, const char* key) {
+  c10::IValue v;
+  return archive.try_read(key, v) && v.isString() ? v.toStringRef() : std::string();
+}
+
+bool is_weights_file(torch::serialize::InputArchive& archive) {
+  return read_string(archive, "format") == kWeightsFormat;
+}
 
 void open(torch::serialize::InputArchive& archive, const std::string& path) {
   std::error_code ec;
@@ -256,11 +300,14 @@ TrainProgress read_checkpoint_progress(const std::string& path, ModelConfig* con
         throw UsageError(fmt::format("checkpoint '{}': {}", path, e.what()));
       }
     }
+    p.weights_only = is_weights_file(archive);
     archive.read("step", v); p.step = v.toInt();
     archive.read("tokens", v); p.tokens = v.toInt();
     archive.read("elapsed_s", v); p.elapsed_s = v.toDouble();
-    archive.read("sampler_state", v); p.sampler_state = v.toStringRef();
-    archive.read("log_rows", v); p.log_rows = v.toStringRef();
+    if (!p.weights_only) {  // a weights file has no data position and no log
+      archive.read("sampler_state", v); p.sampler_state = v.toStringRef();
+      archive.read("log_rows", v); p.log_rows = v.toStringRef();
+    }
     archive.read("train_time_s", v); p.train_time_s = v.toDouble();
     archive.read("preset", v); p.preset = v.toStringRef();
     return p;
@@ -284,6 +331,9 @@ void load_checkpoint_state(const std::string& path, LanguageModel& model,
     Checksums got;
     add_model(got, model);
     verify(path, sums, got, "model/");
+    if (optimizer && is_weights_file(archive))
+      throw UsageError(fmt::format("'{}' is a published weights file (no optimiser state): it can "
+                                   "be evaluated, not resumed", path));
     if (optimizer) {
       torch::serialize::InputArchive optimizer_archive;
       archive.read("optimizer", optimizer_archive);
@@ -310,6 +360,12 @@ LoadedModel load_model(const std::string& path) {
 
 TrainingRecord training_record(const std::string& checkpoint) {
   namespace fs = std::filesystem;
+  if (fs::is_regular_file(checkpoint)) {
+    torch::serialize::InputArchive archive;
+    open(archive, checkpoint);
+    if (is_weights_file(archive))
+      return {read_string(archive, "train_seed"), read_string(archive, "train_config")};
+  }
   fs::path dir(checkpoint);
   if (fs::is_regular_file(dir)) dir = dir.parent_path();
   std::ifstream in(fs::exists(dir / "log.csv.json") ? dir / "log.csv.json"

@@ -18,6 +18,8 @@
 
 namespace fpa::lm {
 
+struct TrainingRecord;
+
 struct TrainProgress {
   int64_t step = 0;          // optimiser steps done
   int64_t tokens = 0;        // training tokens consumed (global, all ranks)
@@ -26,9 +28,14 @@ struct TrainProgress {
   std::string log_rows;      // CSV rows written so far (no header)
   double train_time_s = 0;   // time in training steps only (validation, checkpoints excluded)
   std::string preset;        // the preset name the run was started with
+  bool weights_only = false; // a published weights file (save_weights): nothing to resume
 };
 
 std::string checkpoint_path(const std::string& run_dir);
+// The run a --checkpoint names, for CSVs' run column: a run directory's name, the directory of
+// its checkpoint.pt, or a weights file's name without .pt (results/weights/passkey/fpa-s1.pt:
+// fpa-s1, as the run it was exported from).
+std::string run_name(const std::string& checkpoint);
 
 // Model configuration as `name = value` lines, and back (throws std::runtime_error when invalid).
 std::string config_to_text(const ModelConfig& c);
@@ -44,6 +51,14 @@ TrainProgress read_checkpoint_progress(const std::string& path, ModelConfig* con
 void load_checkpoint_state(const std::string& path, LanguageModel& model,
                            torch::optim::Optimizer* optimizer);
 
+// A published weights file (results/weights/): the model configuration and parameters with
+// their checksums, the step, tokens and training time, the preset, and the training run's seed
+// and --config file (what evaluators record as train-seed and train-config); no optimiser
+// state, data position or log, so about a third of a checkpoint's size. Every evaluator loads
+// it where it takes a checkpoint; resuming from it is refused.
+void save_weights(const std::string& path, LanguageModel& model, const TrainProgress& progress,
+                  const TrainingRecord& record);
+
 struct LoadedModel {
   ModelConfig config;
   LanguageModel model{nullptr};
@@ -56,7 +71,8 @@ LoadedModel load_model(const std::string& path);
 // The training run's seed and --config file, from the provenance sidecar the trainer wrote beside
 // the run's log (<run-dir>/log.csv.json of lm-train, <run-dir>/train_log.csv.json of
 // passkey-train); empty strings when absent (runs trained before passkey-train kept its log there).
-// Evaluators record them in their own sidecars (train-seed, train-config).
+// Evaluators record them in their own sidecars (train-seed, train-config). A weights file
+// carries them itself.
 struct TrainingRecord {
   std::string seed, config;
 };

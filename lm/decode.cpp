@@ -14,7 +14,15 @@ IncrementalDecoder::IncrementalDecoder(LanguageModel model, fpa::Impl impl)
   reset();
 }
 
-void IncrementalDecoder::reset() { caches_ = model_->new_caches(); }
+void IncrementalDecoder::reset() {
+  caches_ = model_->new_caches();
+  if (track_mass_) track_mass(true);
+}
+
+void IncrementalDecoder::track_mass(bool on) {
+  track_mass_ = on;
+  for (auto& c : caches_) c.track_mass(on);
+}
 
 int64_t IncrementalDecoder::length() const { return caches_.front().length(); }
 
@@ -39,11 +47,17 @@ const std::vector<float>& IncrementalDecoder::step_token(int64_t token) {
   return logits_;
 }
 
-std::vector<HeadCacheView> IncrementalDecoder::views(bool with_r) const {
+std::vector<HeadCacheView> IncrementalDecoder::views(const fpa::CacheSignals& signals) const {
   std::vector<HeadCacheView> out;
   for (const auto& c : caches_)
-    for (auto& v : c.views(with_r)) out.push_back(std::move(v));
+    for (auto& v : c.views(signals)) out.push_back(std::move(v));
   return out;
+}
+
+std::vector<HeadCacheView> IncrementalDecoder::views(bool with_r) const {
+  fpa::CacheSignals s;
+  s.r = with_r;
+  return views(s);
 }
 
 int64_t IncrementalDecoder::heads() const {

@@ -34,9 +34,14 @@ class IncrementalDecoder {
   const std::vector<float>& step_token(int64_t token);
 
   int64_t length() const;  // tokens seen so far
-  // All heads of all layers (layer-major), as of the last processed query. R costs a pass over
-  // every cached key; without `with_r` it is NaN.
+  // All heads of all layers (layer-major), as of the last processed query, with the optional
+  // signals asked for (kernels/cache_view.h; each costs a pass over every cached key, the
+  // mass needs track_mass). views(with_r) asks for R alone.
+  std::vector<HeadCacheView> views(const fpa::CacheSignals& signals) const;
   std::vector<HeadCacheView> views(bool with_r = true) const;
+  // Accumulate every key's attention mass from now on (zeroed; H2O, SnapKV), or stop. A reset()
+  // keeps the setting and zeroes the mass.
+  void track_mass(bool on);
   int64_t heads() const;  // layers x heads: the number of views
   // keep[l * heads + h][s] for the entries of views() (same order); false entries are removed.
   void keep(const std::vector<std::vector<bool>>& keep);
@@ -48,6 +53,7 @@ class IncrementalDecoder {
   fpa::Impl impl_;
   std::vector<fpa::KvCache> caches_;
   std::vector<float> logits_;  // step_token's
+  bool track_mass_ = false;
 };
 
 }  // namespace fpa::lm

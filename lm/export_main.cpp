@@ -7,6 +7,9 @@
 //   "config":     the model configuration as `name = value` lines (lm/checkpoint.h)
 //   "step":       optimiser steps the checkpoint was trained for
 //   "preset":     the preset the run started from
+//
+// With --format weights it writes instead the suite's own weights file (lm/checkpoint.h's
+// save_weights): what results/weights/ publishes, loadable by every evaluator's --checkpoint.
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "lm/checkpoint.h"
@@ -23,10 +26,12 @@ using namespace fpa::lm;
 int main(int argc, char** argv) {
   Cli cli("lm-export",
           "Writes a checkpoint's parameters and configuration as a dict that Python's torch.load "
-          "reads (see lm/python/).",
+          "reads (see lm/python/), or as a published weights file (--format weights).",
           "");
   cli.add()("checkpoint", po::value<std::string>(),
-            "run directory (or checkpoint file) of lm-train or passkey-train");
+            "run directory (or checkpoint file) of lm-train or passkey-train")
+      ("format", po::value<std::string>()->default_value("torch-pickle"),
+       "torch-pickle (a dict for Python's torch.load) or weights (results/weights/'s format)");
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; },
               "--checkpoint is required");
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); },
@@ -39,10 +44,24 @@ int main(int argc, char** argv) {
             std::filesystem::is_directory(p, ec) ? checkpoint_path(p) : p, ec);
       },
       "--checkpoint names no checkpoint (a run directory with checkpoint.pt, or the file)");
+  cli.require(
+      [](const po::variables_map& vm) {
+        const auto f = vm["format"].as<std::string>();
+        return f == "torch-pickle" || f == "weights";
+      },
+      "--format must be torch-pickle or weights");
   cli.parse(argc, argv);
 
   try {
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
+    if (cli.get<std::string>("format") == "weights") {
+      save_weights(cli.out(), loaded.model, loaded.progress,
+                   training_record(cli.get<std::string>("checkpoint")));
+      std::cerr << fmt::format("lm-export: {} weights ({} parameters, step {}) -> {}\n",
+                               to_string(loaded.config.kind), loaded.model->parameter_count(),
+                               loaded.step, cli.out());
+      return 0;
+    }
     c10::Dict<std::string, at::Tensor> state;
     for (const auto& p : loaded.model->named_parameters())
       state.insert(p.key(), p.value().detach().contiguous());

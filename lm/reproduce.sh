@@ -16,7 +16,9 @@
 # resumes them); a run whose summary row exists for the same settings is skipped. Names: the
 # variant for seed 0 ("fpa"), "<variant>-s<seed>" for other seeds, prefixed "small-" for the small
 # preset. Outputs per run: train-<name>.csv (log), eval-<name>.csv, positions-<name>.csv,
-# summary-<name>.csv; then summary.csv (every run, one row each).
+# summary-<name>.csv; then summary.csv (every run, one row each). The full and lm-small profiles
+# also publish each run's weights (scripts/publish_weights.sh: results/weights/lm/<name>.pt and its
+# SHA-256), from which `make reproduce PROFILE=eval` re-runs the evaluation.
 set -euo pipefail
 
 BIN=${1:?usage: lm/reproduce.sh <bin-dir>}
@@ -52,6 +54,7 @@ run_one() {
   "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus data/brown/text --threads 1 \
     --max-tokens-per-doc "$EVAL_CAP" --out "$OUT/eval-$name.csv" \
     --positions "$OUT/positions-$name.csv" --summary "$OUT/summary-$name.csv"
+  [[ "$PROFILE" != quick ]] && scripts/publish_weights.sh "$BIN" lm "$RUNS/$name" "$name"
   echo "$stamp" > "$OUT/.done-$name"
 }
 run_name() {  # <variant> <seed>

@@ -5,7 +5,7 @@ if(NOT TARGET fpa_passkey_core AND EXISTS ${CMAKE_SOURCE_DIR}/lm/passkey/CMakeLi
   add_subdirectory(${CMAKE_SOURCE_DIR}/lm/passkey ${CMAKE_BINARY_DIR}/lm/passkey)
 endif()
 if(TARGET fpa_passkey_core)
-  fpa_test(test_passkey_logic test_passkey_prompt.cpp test_passkey_policy.cpp)
+  fpa_test(test_passkey_logic test_passkey_prompt.cpp test_cache_policy.cpp)
   target_link_libraries(test_passkey_logic PRIVATE fpa_passkey_core)
 endif()
 if(TARGET fpa_passkey)

@@ -179,6 +179,56 @@ TEST(KvCache, ViewsReportTheOperatorsBiasAndR) {
   }
 }
 
+// The policies' signals: the weights at the last query are the full operator's last attention
+// row; the accumulated mass is the sum of each key's column over the queries since it entered
+// (after an eviction, of the queries that still saw it); key norms are the keys' L2 norms.
+TEST(KvCache, ViewsReportWeightsMassAndNorms) {
+  for (auto variant : {Variant::Softmax, Variant::Fox, Variant::Fpa})
+    for (auto impl : {Impl::Reference, Impl::Fused}) {
+      const Problem p = make_problem(variant, 2, 12, 4, 5);
+      KvCache cache(variant, 2, 4, 4, at::kDouble);
+      cache.track_mass(true);
+      AttentionOptions opts;
+      opts.variant = variant;
+      opts.impl = impl;
+      attention_step(p.q.narrow(1, 0, 5), p.k.narrow(1, 0, 5), p.v.narrow(1, 0, 5),
+                     variant == Variant::Softmax ? at::Tensor() : p.gate.narrow(1, 0, 5), cache, opts);
+      for (int64_t t = 5; t < 12; ++t)  // single tokens too
+        attention_step(p.q.narrow(1, t, 1), p.k.narrow(1, t, 1), p.v.narrow(1, t, 1),
+                       variant == Variant::Softmax ? at::Tensor() : p.gate.narrow(1, t, 1), cache, opts);
+      CacheSignals all;
+      all.weight = all.mass = all.key_norm = true;
+      const auto views = cache.views(all);
+      at::Tensor bias;
+      if (variant == Variant::Fpa) bias = fpa_bias(p.gate);
+      else if (variant == Variant::Fox) bias = fox_bias(p.gate);
+      else bias = at::zeros({2, 12, 12}, at::kDouble).masked_fill(
+                      at::ones({12, 12}, at::kBool).triu(1), -std::numeric_limits<double>::infinity());
+      const auto weights = at::softmax(at::matmul(p.q, p.k.transpose(-1, -2)) / 2.0 + bias, -1);
+      const auto mass = weights.sum(1);
+      const auto norms = p.k.norm(2, -1);
+      for (int64_t h = 0; h < 2; ++h) {
+        EXPECT_NEAR(views[size_t(h)].q_norm, p.q[h][11].norm().item<double>() / 2.0, 1e-12);
+        for (int64_t j = 0; j < 12; ++j) {
+          EXPECT_NEAR(views[size_t(h)].weight[size_t(j)], weights[h][11][j].item<double>(), 1e-12);
+          EXPECT_NEAR(views[size_t(h)].mass[size_t(j)], mass[h][j].item<double>(), 1e-12);
+          EXPECT_NEAR(views[size_t(h)].key_norm[size_t(j)], norms[h][j].item<double>(), 1e-12);
+        }
+      }
+      // Evict every other key; the kept keys carry their mass, later queries add to it.
+      cache.keep({{1, 3, 5, 7, 9, 11}, {0, 2, 4, 6, 8, 10, 11}});
+      const auto after = cache.views(all);
+      EXPECT_NEAR(after[1].mass[6], mass[1][11].item<double>(), 1e-12);
+      EXPECT_NEAR(after[0].mass[2], mass[0][5].item<double>(), 1e-12);
+      cache.reset_mass();
+      EXPECT_EQ(cache.views(all)[0].mass, std::vector<double>(6, 0.0));
+    }
+  KvCache untracked(Variant::Fpa, 1, 4, 4, at::kDouble);
+  CacheSignals mass;
+  mass.mass = true;
+  EXPECT_THROW(untracked.views(mass), std::invalid_argument);  // asked for, never tracked
+}
+
 TEST(KvCache, RejectsBadInput) {
   KvCache cache(Variant::Fpa, 2, 4, 4, at::kDouble);
   AttentionOptions opts;

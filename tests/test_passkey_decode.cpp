@@ -1,5 +1,6 @@
 // Incremental decoding (lm/decode.h) equals the full forward pass; eviction through a policy
 // changes outputs by no more than the T5 bound allows; a passkey prompt runs under every policy.
+#include "lm/cache/policy.h"
 #include "lm/decode.h"
 #include "lm/model.h"
 #include "lm/passkey/evaluate.h"
@@ -38,6 +39,20 @@ LanguageModel tiny_model(AttentionKind kind, at::ScalarType dtype, double gate_s
 }
 
 at::Tensor random_tokens(int64_t n) { return at::randint(0, 256, {n}, at::kLong); }
+
+std::unique_ptr<cache::Policy> policy_named(const std::string& name, double budget = 0.25,
+                                            double epsilon = 1e-3) {
+  cache::Settings s;
+  s.budget = budget;
+  s.epsilon = epsilon;
+  return cache::make_policy(name, s);
+}
+
+// A policy's choice on the decoder's current cache.
+cache::Keep choose(const cache::Policy& p, const IncrementalDecoder& d, int64_t final_length) {
+  const auto views = d.views(p.reads());
+  return cache::select_checked(p, cache::Context{views, d.length() - 1, final_length, 0, {}});
+}
 
 const AttentionKind kKinds[] = {AttentionKind::Fpa, AttentionKind::Fox, AttentionKind::Transformer,
                                 AttentionKind::SoftmaxNope};
@@ -101,15 +116,13 @@ TEST(PasskeyDecode, CertifiedEvictionDropsKeysAndKeepsOutputs) {
   auto model = tiny_model(AttentionKind::Fpa, at::kDouble, 3.0);
   const auto tokens = random_tokens(96);
   IncrementalDecoder full(model), pruned(model);
-  passkey::PolicyConfig policy;
-  policy.kind = passkey::PolicyKind::FpaCertified;
-  policy.epsilon = 1e-6;
+  const auto policy = policy_named("fpa-certified", 0.25, 1e-6);
   double worst = 0;
   for (int64_t t = 0; t < 96; ++t) {
     const auto a = full.step(tokens.slice(0, t, t + 1));
     const auto b = pruned.step(tokens.slice(0, t, t + 1));
     worst = std::max(worst, (a - b).abs().max().item<double>());
-    pruned.keep(passkey::select_keep(policy, pruned.views(), pruned.length() - 1, 96));
+    pruned.keep(choose(*policy, pruned, 96));
   }
   EXPECT_LT(pruned.cached_entries(), full.cached_entries() * 9 / 10);  // something was evicted
   EXPECT_LT(worst, 1e-3);
@@ -122,22 +135,22 @@ TEST(PasskeyDecode, PromptUnderEveryPolicy) {
   passkey::PromptConfig pc;
   const auto prompt = passkey::make_prompt(pc, 600, 0.5, "12345");
   IncrementalDecoder dec(model);
-  for (auto kind : {passkey::PolicyKind::Full, passkey::PolicyKind::FpaCertified,
-                    passkey::PolicyKind::Budget, passkey::PolicyKind::Window}) {
-    passkey::PolicyConfig policy;
-    policy.kind = kind;
-    policy.budget = 0.25;
+  for (const auto& reg : cache::registry()) {
+    const auto policy = policy_named(reg.name);
     passkey::DecodeSchedule schedule;
     schedule.chunk = 64;
     schedule.evict_every = 16;
     schedule.timed_tokens = 100;
-    const auto r = passkey::run_prompt(dec, prompt, policy, schedule, 5);
+    const std::vector<double> scores(size_t(dec.heads()), 0.5);
+    const auto r = passkey::run_prompt(dec, prompt, *policy,
+                                       policy->needs_head_scores() ? scores : std::vector<double>{},
+                                       schedule, 5);
     EXPECT_EQ(r.generated.size(), 5u);
-    if (kind == passkey::PolicyKind::Full) EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
+    if (reg.name == "full") EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
     // Within budget at every answer query; at most 16 tokens' worth (16 x 0.75 / 600) below it.
-    if (kind == passkey::PolicyKind::Budget || kind == passkey::PolicyKind::Window) {
-      EXPECT_LE(r.occupancy, 0.25 + 1e-9) << passkey::to_string(kind);
-      EXPECT_GE(r.occupancy, 0.25 - 0.025) << passkey::to_string(kind);
+    if (policy->budgeted() && reg.name.rfind("duo-", 0) != 0) {
+      EXPECT_LE(r.occupancy, 0.25 + 1e-9) << reg.name;
+      EXPECT_GE(r.occupancy, 0.25 - 0.025) << reg.name;
     }
   }
 }
@@ -148,8 +161,7 @@ TEST(PasskeyDecode, PromptUnderEveryPolicy) {
 TEST(PasskeyDecode, CertifiedOccupancyFollowsTheField) {
   passkey::PromptConfig pc;
   const auto prompt = passkey::make_prompt(pc, 600, 0.5, "12345");
-  passkey::PolicyConfig policy;
-  policy.kind = passkey::PolicyKind::FpaCertified;
+  const auto policy = policy_named("fpa-certified");
   passkey::DecodeSchedule schedule;
   schedule.chunk = 64;
   schedule.evict_every = 16;
@@ -164,7 +176,7 @@ TEST(PasskeyDecode, CertifiedOccupancyFollowsTheField) {
       }
     }
     IncrementalDecoder dec(model);
-    const auto r = passkey::run_prompt(dec, prompt, policy, schedule, 5);
+    const auto r = passkey::run_prompt(dec, prompt, *policy, {}, schedule, 5);
     if (increment > 0) EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
     else EXPECT_LT(r.occupancy, 0.06);
   }
@@ -177,16 +189,14 @@ TEST(PasskeyDecode, FusedTokenStepEqualsModulePathWithEvictions) {
     auto model = tiny_model(kind, at::kFloat, 3.0);
     const auto tokens = random_tokens(80);
     IncrementalDecoder fused(model, fpa::Impl::Fused), modules(model, fpa::Impl::Reference);
-    passkey::PolicyConfig policy;
-    policy.kind = passkey::PolicyKind::Budget;
-    policy.budget = 0.5;
+    const auto policy = policy_named("budget", 0.5);
     double worst = 0;
     for (int64_t t = 0; t < 80; ++t) {
       const auto a = fused.step(tokens.slice(0, t, t + 1));
       const auto b = modules.step(tokens.slice(0, t, t + 1));
       worst = std::max(worst, (a - b).abs().max().item<double>());
       if (t % 8 == 7) {  // the module path's choice, applied to both
-        const auto keep = passkey::select_keep(policy, modules.views(), modules.length() - 1, 80);
+        const auto keep = choose(*policy, modules, 80);
         fused.keep(keep);
         modules.keep(keep);
       }
@@ -233,12 +243,11 @@ TEST(PasskeyDecode, ViewsWithoutRAreRefusedByTheCertifiedPolicy) {
     EXPECT_GT(with[h].r, 0.0);
     EXPECT_TRUE(std::isnan(without[h].r));
   }
-  passkey::PolicyConfig certified;
-  certified.kind = passkey::PolicyKind::FpaCertified;
-  EXPECT_TRUE(passkey::reads_r(certified));
-  EXPECT_THROW(passkey::select_keep(certified, without, 29, 30), std::invalid_argument);
-  passkey::PolicyConfig budget;
-  budget.kind = passkey::PolicyKind::Budget;
-  EXPECT_FALSE(passkey::reads_r(budget));
-  EXPECT_EQ(passkey::select_keep(budget, without, 29, 30), passkey::select_keep(budget, with, 29, 30));
+  const auto certified = policy_named("fpa-certified"), budget = policy_named("budget");
+  EXPECT_TRUE(certified->reads().r);
+  EXPECT_THROW(cache::select_checked(*certified, cache::Context{without, 29, 30, 0, {}}),
+               std::invalid_argument);
+  EXPECT_FALSE(budget->reads().r);
+  EXPECT_EQ(cache::select_checked(*budget, cache::Context{without, 29, 30, 0, {}}),
+            cache::select_checked(*budget, cache::Context{with, 29, 30, 0, {}}));
 }

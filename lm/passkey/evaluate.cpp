@@ -22,10 +22,11 @@ double thread_cpu_ms() {
   return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
 }
 
-void evict(lm::IncrementalDecoder& d, const PolicyConfig& policy, int64_t final_length,
-           int64_t lookahead) {
-  if (policy.kind == PolicyKind::Full) return;
-  d.keep(select_keep(policy, d.views(reads_r(policy)), d.length() - 1, final_length, lookahead));
+void evict(lm::IncrementalDecoder& d, const cache::Policy& policy,
+           const std::vector<double>& head_scores, int64_t final_length, int64_t lookahead) {
+  const auto views = d.views(policy.reads());
+  const cache::Context context{views, d.length() - 1, final_length, lookahead, head_scores};
+  d.keep(cache::select_checked(policy, context));
 }
 
 // The first largest logit, NaN counting as largest (at::argmax's choice).
@@ -45,17 +46,29 @@ void DecodeSchedule::validate() const {
 }
 
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
-                        const PolicyConfig& policy, const DecodeSchedule& schedule, int key_digits) {
+                        const cache::Policy& policy, const std::vector<double>& head_scores,
+                        const DecodeSchedule& schedule, int key_digits) {
   schedule.validate();
+  // Online policies evict throughout; a query-aware one once, after token n_prompt - 2, having
+  // tracked the mass of the `observe` queries before it; full never.
+  const bool online = !policy.keeps_everything() && !policy.query_aware();
+  const bool query_aware = policy.query_aware();
+  decoder.track_mass(online && policy.reads().mass);
   decoder.reset();
   const auto ids = to_tokens(prompt.text);
   const auto tokens = at::tensor(ids, at::kLong);
   const int64_t n_prompt = prompt.answer_start, final_length = n_prompt + key_digits;
   const int64_t tail = std::min(schedule.timed_tokens, n_prompt);  // single-token prompt steps
+  const int64_t observe_from = n_prompt - 1 - policy.settings().observe;  // query-aware
+  if (query_aware && observe_from < n_prompt - tail)
+    throw std::invalid_argument(
+        "passkey: a query-aware policy's observation window must lie in the single-token tail "
+        "(observe < timed tokens)");
   const auto t0 = Clock::now();
   for (int64_t s = 0; s < n_prompt - tail; s += schedule.chunk) {
     decoder.step(tokens.slice(0, s, std::min(s + schedule.chunk, n_prompt - tail)));
-    evict(decoder, policy, final_length, std::max(schedule.chunk, schedule.evict_every));
+    if (online)
+      evict(decoder, policy, head_scores, final_length, std::max(schedule.chunk, schedule.evict_every));
   }
   PromptResult r;
   r.prefill_ms = ms_since(t0);
@@ -66,6 +79,7 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
   for (int64_t s = n_prompt - tail; s < n_prompt - 1 + key_digits; ++s) {
     const bool answer = s >= n_prompt - 1;  // this step's logits give an answer digit
     if (s < n_prompt) next = ids[size_t(s)];
+    if (query_aware && s == observe_from) decoder.track_mass(true);
     auto t = Clock::now();
     double c = thread_cpu_ms();
     const auto& logits = decoder.step_token(next);
@@ -80,13 +94,16 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
       r.generated += char(byte);
       next = byte;
     }
-    if (++since_eviction >= schedule.evict_every) {
+    const bool now = online ? ++since_eviction >= schedule.evict_every
+                            : query_aware && s == n_prompt - 2;
+    if (now) {
       t = Clock::now();
       c = thread_cpu_ms();
-      evict(decoder, policy, final_length, schedule.evict_every);
+      evict(decoder, policy, head_scores, final_length, online ? schedule.evict_every : key_digits);
       decode_ms += ms_since(t);
       decode_cpu_ms += thread_cpu_ms() - c;
       since_eviction = 0;
+      if (query_aware) decoder.track_mass(false);
     }
   }
   r.correct = r.generated == prompt.key;

@@ -1,20 +1,24 @@
-// One passkey prompt through the incremental decoder under a cache policy.
+// One passkey prompt through the incremental decoder under a cache policy (lm/cache/policy.h).
 //
 // The prompt is prefilled in chunks except its last `timed_tokens` tokens, which are decoded one
-// token at a time (teacher-forced), followed by the key_digits answer digits (greedy). The policy
-// evicts after every prefill chunk and then after every `evict_every` single tokens, each time
-// leaving room for the tokens that come before the next eviction (select_keep's lookahead), so
-// no query ever attends to more than the budget allows. Evicting every few tokens rather than
+// token at a time (teacher-forced), followed by the key_digits answer digits (greedy). An online
+// policy evicts after every prefill chunk and then after every `evict_every` single tokens, each
+// time leaving room for the tokens that come before the next eviction (the policy's lookahead),
+// so no query ever attends to more than the budget allows. Evicting every few tokens rather than
 // after each one amortises eviction; the decode time reported includes it, averaged over all
-// single-token steps (the timed prompt tail and the answer). The reported occupancy is the mean,
-// over the answer queries, of (entries the query attended to) / (layers x heads x (i + 1)).
+// single-token steps (the timed prompt tail and the answer). A query-aware policy (SnapKV)
+// evicts once, after the prompt's second-to-last token, with the attention mass of the
+// policy's `observe` queries before it (the question), so every answer query reads the
+// compressed cache. The reported occupancy is the mean, over the answer queries, of (entries the
+// query attended to) / (layers x heads x (i + 1)).
 #pragma once
 
+#include "lm/cache/policy.h"
 #include "lm/decode.h"
-#include "lm/passkey/policy.h"
 #include "lm/passkey/prompt.h"
 
 #include <string>
+#include <vector>
 
 namespace fpa::passkey {
 
@@ -34,7 +38,9 @@ struct PromptResult {
   double prefill_ms = 0;
 };
 
+// head_scores: one per layer and head for a policy that needs them (duo-calibrated), else empty.
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
-                        const PolicyConfig& policy, const DecodeSchedule& schedule, int key_digits);
+                        const cache::Policy& policy, const std::vector<double>& head_scores,
+                        const DecodeSchedule& schedule, int key_digits);
 
 }  // namespace fpa::passkey

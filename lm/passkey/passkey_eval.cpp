@@ -8,6 +8,7 @@
 #include "lm/checkpoint.h"
 #include "lm/decode.h"
 #include "lm/memory.h"
+#include "lm/passkey/calibrate.h"
 #include "lm/passkey/evaluate.h"
 
 #include <fmt/format.h>
@@ -20,18 +21,14 @@
 namespace fs = std::filesystem;
 using namespace fpa;
 using namespace fpa::passkey;
+namespace cache = fpa::cache;
 
 namespace {
 
-struct Cell {
-  int64_t eval_len;
-  PolicyConfig policy;
-};
-
-std::string budget_cell(const PolicyConfig& p) {
-  if (p.kind == PolicyKind::Full) return "1";
-  if (p.kind == PolicyKind::FpaCertified) return "";
-  return fmt::format("{}", p.budget);
+std::string budget_cell(const cache::Policy& p) {
+  if (p.keeps_everything()) return "1";
+  if (!p.budgeted()) return "";
+  return fmt::format("{}", p.settings().budget);
 }
 
 std::vector<double> parse_budgets(const std::string& text) {
@@ -41,12 +38,18 @@ std::vector<double> parse_budgets(const std::string& text) {
   return out;
 }
 
+// Policies whose ranking needs a bias that falls with distance: on a softmax model (bias 0
+// everywhere) every head and key ties, so they are skipped there.
+bool needs_a_bias(const cache::Policy& p) {
+  return p.name() == "duo-certified" || p.name() == "fox-acp";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Cli cli("passkey-eval",
           "passkey retrieval of a checkpoint at multiples of its training length under KV-cache "
-          "policies (full, fpa-certified, budget, budget-per-head, window)",
+          "policies (lm/cache/README.md: " + cache::policy_names() + ")",
           "results/passkey/cells.csv");
   cli.add()
       ("checkpoint", po::value<std::string>(), "run directory or checkpoint file (required)")
@@ -56,9 +59,12 @@ int main(int argc, char** argv) {
       ("policies", po::value<std::string>()->default_value("full,fpa-certified,budget,window"), "cache policies")
       ("budgets", po::value<std::string>()->default_value("0.25"), "budget fractions for budget and window")
       ("epsilon", po::value<double>()->default_value(1e-3), "fpa-certified: epsilon of the T5 threshold")
-      ("sinks", po::value<int64_t>()->default_value(4), "window: sink tokens")
+      ("sinks", po::value<int64_t>()->default_value(4), "window, duo-*: sink tokens")
+      ("duo-window", po::value<int64_t>()->default_value(60), "duo-*: recent tokens a streaming head keeps beside the sinks")
+      ("observe", po::value<int64_t>()->default_value(32), "snapkv: the prompt's last queries whose attention scores the keys")
+      ("calibration-keys", po::value<int>()->default_value(8), "duo-calibrated: calibration prompts at L (their own generator, seed + 1)")
       ("per-head", po::bool_switch()->default_value(false), "every budget policy per head (budget-per-head in --policies does it for one)")
-      ("keys", po::value<int>()->default_value(20), "keys per cell")
+      ("keys", po::value<std::string>()->default_value("20"), "keys per cell: one count, or one per --lengths entry")
       ("depths", po::value<int>()->default_value(5), "depths spread over the prompt (keys cycle through them)")
       ("chunk", po::value<int64_t>()->default_value(128), "prefill chunk (eviction at chunk boundaries)")
       ("evict-every", po::value<int64_t>()->default_value(64), "single-token decoding: tokens between evictions")
@@ -67,7 +73,6 @@ int main(int argc, char** argv) {
       ("filler-file", po::value<std::string>()->default_value(""), "filler text file")
       ("summary", po::value<std::string>()->default_value(""), "per-cell summary over depths (default: <out>.summary.csv)");
   cli.range("train-len", 0, 1e7);
-  cli.range("keys", 1, 1e6);
   cli.range("depths", 1, 1000);
   cli.range("chunk", 1, 1e6);
   cli.range("evict-every", 1, 1e6);
@@ -75,9 +80,13 @@ int main(int argc, char** argv) {
   cli.range("key-digits", 1, 18);
   cli.range("epsilon", 1e-300, 0.999999);
   cli.range("sinks", 0, 1e6);
+  cli.range("duo-window", 1, 1e6);
+  cli.range("observe", 1, 1e6);
+  cli.range("calibration-keys", 1, 1e4);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cli.require([](const po::variables_map& vm) {
-    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies")) policy_named(p);
+    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies"))
+      cache::make_policy(p, cache::Settings{});
     return true;
   }, "bad --policies");
   cli.input("checkpoint", PathKind::Any);
@@ -87,6 +96,13 @@ int main(int argc, char** argv) {
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
   require_unique(lengths, "lengths");
+  auto keys_at = split_int_list(cli.get<std::string>("keys"), "keys");
+  for (int k : keys_at)
+    if (k < 1 || k > 1000000) fail_usage(fmt::format("--keys: '{}' is not in [1, 1000000]", k));
+  if (keys_at.size() == 1) keys_at.assign(lengths.size(), keys_at[0]);
+  if (keys_at.size() != lengths.size())
+    fail_usage(fmt::format("--keys: {} counts for {} lengths (give one, or one per length)",
+                           keys_at.size(), lengths.size()));
   const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
   require_unique(budgets, "budgets");
 
@@ -97,7 +113,7 @@ int main(int argc, char** argv) {
     const std::string variant = cli.get<std::string>("variant").empty()
                                     ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
     const int64_t L = cli.get<int64_t>("train-len") > 0 ? cli.get<int64_t>("train-len") : loaded.config.context;
-    const std::string run = fs::path(cli.get<std::string>("checkpoint")).filename().string();
+    const std::string run = lm::run_name(cli.get<std::string>("checkpoint"));
 
     PromptConfig pc;
     pc.key_digits = cli.get<int>("key-digits");
@@ -112,21 +128,38 @@ int main(int argc, char** argv) {
     lm::require_decoding_memory(loaded.config, longest,
                                 fmt::format("passkey-eval at --lengths {} x L = {}", longest / L, longest));
 
-    std::vector<PolicyConfig> policies;
-    for (const auto& name : split_list(cli.get<std::string>("policies"), "policies")) {
-      PolicyConfig p = policy_named(name);
-      p.epsilon = cli.get<double>("epsilon");
-      p.sinks = cli.get<int64_t>("sinks");
-      p.per_head = p.per_head || cli.flag("per-head");
-      if (p.kind == PolicyKind::Budget || p.kind == PolicyKind::Window) {
-        for (double b : budgets) { p.budget = b; policies.push_back(p); }
-      } else {
-        policies.push_back(p);
+    // One policy per (method, budget) for the budgeted methods, one for the others.
+    std::vector<std::unique_ptr<cache::Policy>> policies;
+    cache::Settings settings;
+    settings.epsilon = cli.get<double>("epsilon");
+    settings.sinks = cli.get<int64_t>("sinks");
+    settings.duo_window = cli.get<int64_t>("duo-window");
+    settings.observe = cli.get<int64_t>("observe");
+    settings.seed = cli.seed();
+    for (auto name : split_list(cli.get<std::string>("policies"), "policies")) {
+      if (name == "budget" && cli.flag("per-head")) name = "budget-per-head";
+      if (!cache::make_policy(name, settings)->budgeted()) {
+        policies.push_back(cache::make_policy(name, settings));
+        continue;
+      }
+      for (double b : budgets) {
+        settings.budget = b;
+        policies.push_back(cache::make_policy(name, settings));
       }
     }
+    if (loaded.config.kind == lm::AttentionKind::Transformer || loaded.config.kind == lm::AttentionKind::SoftmaxNope) {
+      const auto before = policies.size();
+      policies.erase(std::remove_if(policies.begin(), policies.end(),
+                                    [](const auto& p) { return needs_a_bias(*p); }),
+                     policies.end());
+      if (policies.size() != before)
+        std::cerr << "passkey-eval: duo-certified and fox-acp skipped (a softmax model has no bias to rank by)\n";
+    }
+    if (std::any_of(policies.begin(), policies.end(), [](const auto& p) { return p->query_aware(); }) &&
+        cli.get<int64_t>("observe") + 1 >= cli.get<int64_t>("timed-tokens"))
+      fail_usage("--observe must be smaller than --timed-tokens (snapkv observes the single-token tail)");
 
     const auto depths = spread_depths(cli.get<int>("depths"));
-    const int keys = cli.get<int>("keys");
     const std::vector<std::string> cell_columns = {
         "variant", "train_len", "eval_len", "depth", "policy", "budget", "occupancy", "accuracy",
         "decode_ms_per_token", "n_keys", "epsilon", "per_head", "prefill_ms",
@@ -144,36 +177,46 @@ int main(int argc, char** argv) {
     schedule.evict_every = cli.get<int64_t>("evict-every");
     schedule.timed_tokens = cli.get<int64_t>("timed-tokens");
     lm::IncrementalDecoder decoder(loaded.model);
-    Progress bar("passkey-eval " + run, int64_t(lengths.size() * policies.size()) * keys, "prompt");
+    std::vector<double> head_scores;  // duo-calibrated's, from prompts at L
+    if (std::any_of(policies.begin(), policies.end(), [](const auto& p) { return p->needs_head_scores(); }))
+      head_scores = calibrate_heads(decoder, pc, L, cli.get<int>("calibration-keys"), cli.seed() + 1,
+                                    schedule.chunk);
+    int64_t prompts_total = 0;
+    for (int k : keys_at) prompts_total += int64_t(k) * int64_t(policies.size());
+    Progress bar("passkey-eval " + run, prompts_total, "prompt");
     int64_t done = 0;
-    for (int m : lengths) {
+    for (size_t li = 0; li < lengths.size(); ++li) {
+      const int m = lengths[li], keys = keys_at[li];
       const int64_t n = int64_t(m) * L;
       // The same keys and depths for every policy at this length.
       const auto prompts = draw_prompts(pc, n, keys, depths, rng);
-      for (const auto& policy : policies) {
+      for (const auto& policy_ptr : policies) {
+        const cache::Policy& policy = *policy_ptr;
         struct Acc { double correct = 0, occ = 0, ms = 0, cpu_ms = 0, prefill = 0; int count = 0; };
         std::map<double, Acc> by_depth;
         Acc all;
         for (const auto& p : prompts) {
-          const auto r = run_prompt(decoder, p, policy, schedule, pc.key_digits);
+          const auto r = run_prompt(decoder, p, policy,
+                                    policy.needs_head_scores() ? head_scores : std::vector<double>{},
+                                    schedule, pc.key_digits);
           for (Acc* a : {&by_depth[p.depth], &all}) {
             a->correct += r.correct; a->occ += r.occupancy; a->ms += r.decode_ms_per_token;
             a->cpu_ms += r.decode_cpu_ms_per_token;
             a->prefill += r.prefill_ms; a->count += 1;
           }
-          bar.update(++done, fmt::format("{}x {} {}", m, to_string(policy.kind), r.generated));
+          bar.update(++done, fmt::format("{}x {} {}", m, policy.name(), r.generated));
         }
-        const auto eps = policy.kind == PolicyKind::FpaCertified ? fmt::format("{}", policy.epsilon) : "";
-        const int per_head = policy.kind == PolicyKind::Budget && policy.per_head;
+        const auto eps = policy.reads_epsilon() ? fmt::format("{}", policy.settings().epsilon) : "";
+        const int per_head = policy.per_head();
         for (const auto& [depth, a] : by_depth)
-          cells.row(variant, L, n, depth, to_string(policy.kind), budget_cell(policy), a.occ / a.count,
+          cells.row(variant, L, n, depth, policy.csv_name(), budget_cell(policy), a.occ / a.count,
                     a.correct / a.count, a.ms / a.count, a.count, eps, per_head, a.prefill / a.count,
                     a.cpu_ms / a.count, run);
-        summary.row(variant, L, n, to_string(policy.kind), budget_cell(policy), all.occ / all.count,
+        summary.row(variant, L, n, policy.csv_name(), budget_cell(policy), all.occ / all.count,
                     all.correct / all.count, all.count, all.ms / all.count, eps, per_head,
                     all.prefill / all.count, all.cpu_ms / all.count, run);
         std::cerr << fmt::format("\n{} {}x{} {} budget {}: accuracy {:.2f}, occupancy {:.3f}, {:.3f} ms/token ({:.3f} CPU)\n",
-                                 variant, m, L, to_string(policy.kind), budget_cell(policy),
+                                 variant, m, L, policy.name(), budget_cell(policy),
                                  all.correct / all.count, all.occ / all.count, all.ms / all.count,
                                  all.cpu_ms / all.count);
       }

@@ -16,7 +16,6 @@
 #include "kernels/eviction.h"
 #include "lm/checkpoint.h"
 #include "lm/decode.h"
-#include "lm/passkey/policy.h"
 #include "lm/passkey/prompt.h"
 
 #include <fmt/format.h>
@@ -90,7 +89,7 @@ int main(int argc, char** argv) {
     const std::string variant = cli.get<std::string>("variant").empty()
                                     ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
     const int64_t L = loaded.config.context, heads = loaded.config.heads;
-    const std::string run = fs::path(cli.get<std::string>("checkpoint")).filename().string();
+    const std::string run = lm::run_name(cli.get<std::string>("checkpoint"));
     PromptConfig pc;
     pc.key_digits = cli.get<int>("key-digits");
     const auto depths = spread_depths(cli.get<int>("depths"));

@@ -13,6 +13,9 @@
 #   <folder>/probe-<run>.csv    FPA and FoX runs: per prompt, layer and head, the key's bias at the
 #                               answer query against the eviction threshold and budget cut-offs
 #   summary.csv, c6_table.md    the folder's runs merged by lm/passkey/summarize.py
+# and, for folder c6, each trained run's weights (scripts/publish_weights.sh:
+# results/weights/passkey/<run>.pt and its SHA-256; `make reproduce PROFILE=eval` re-runs the
+# evaluation and probe from them, PROFILE=passkey-sweep the compression sweep).
 #
 #   quick   : folder quick; seed 0 of fpa, fox-b5, transformer, capped at PASSKEY_QUICK_STEPS
 #             steps (default 200), evaluated as configs/passkey/eval-quick.conf says (5 keys per
@@ -83,6 +86,7 @@ run_one() {
   echo "passkey: evaluating $run $(date -u +%H:%M:%S)"
   nice -n 5 "$BIN/passkey-eval" --config "$EVAL_CONFIG" --checkpoint "$RUNS/$run" --variant "$v" \
     --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
+  [[ "$FOLDER" == c6 ]] && scripts/publish_weights.sh "$BIN" passkey "$RUNS/$run" "$run"
   echo "$stamp" > "$OUT/.done-$run"
   probe_one "$v" "$seed"
   echo "passkey: $run done $(date -u +%H:%M:%S)"
