@@ -33,8 +33,7 @@ void validate(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
           "attention: gate must be (B, H, N)");
     check(gate.scalar_type() == q.scalar_type(), "attention: gate must have the dtype of q");
   }
-  check(opts.st_temperature > 0, "attention: straight-through temperature must be > 0");
-  check(opts.scale >= 0, "attention: scale must be >= 0 (0 means 1/sqrt(D))");
+  check_scale_and_temperature(opts.scale, opts.st_temperature, "attention");
 }
 
 }  // namespace

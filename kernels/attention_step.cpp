@@ -32,6 +32,7 @@ void validate_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
             v.scalar_type() == cache.dtype(),
         "attention_step: q, k, v must have the cache's dtype");
   check(!q.is_cuda() && !k.is_cuda() && !v.is_cuda(), "attention_step: CPU tensors only");
+  check_scale_and_temperature(opts.scale, opts.st_temperature, "attention_step");
   if (opts.variant != Variant::Softmax)
     check(gate.defined() && gate.dim() == 2 && gate.size(0) == H && gate.size(1) == q.size(1),
           "attention_step: gate must be (H, T)");
@@ -114,7 +115,9 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
 void attention_step_token(KvCache& cache, const float* q, const float* k, const float* v,
                           const double* gate, double scale, float* out) {
   check(cache.dtype() == at::kFloat, "attention_step_token: the cache must be float32");
-  if (scale <= 0) scale = 1.0 / std::sqrt(double(cache.head_dim()));
+  check(std::isfinite(scale) && scale >= 0,
+        "attention_step_token: scale must be finite and >= 0 (0 means 1/sqrt(D))");
+  if (scale == 0) scale = 1.0 / std::sqrt(double(cache.head_dim()));
   thread_local std::vector<float> scratch;
   fused_token(cache, q, k, v, gate, scale, out, scratch);
   cache.observe_query(q, scale);

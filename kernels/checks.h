@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,5 +21,14 @@ inline void check(bool ok, const std::string& what) {
 template <class... Args>
 void check(bool ok, fmt::format_string<Args...> format, Args&&... args) {
   if (!ok) throw std::invalid_argument(fmt::format(format, std::forward<Args>(args)...));
+}
+
+// The attention options' scalars. `x >= 0` alone lets +inf through, which turns every logit
+// (scale) or every straight-through weight (temperature) into NaN without an error.
+inline void check_scale_and_temperature(double scale, double st_temperature, const char* who) {
+  check(std::isfinite(scale) && scale >= 0,
+        "{}: scale must be finite and >= 0 (0 means 1/sqrt(D)), got {}", who, scale);
+  check(std::isfinite(st_temperature) && st_temperature > 0,
+        "{}: straight-through temperature must be finite and > 0, got {}", who, st_temperature);
 }
 }  // namespace fpa

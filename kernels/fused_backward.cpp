@@ -8,7 +8,8 @@
 //   FPA  b_ij = min_{[j,i]} phi - phi_j:  dphi_j -= sum_i g_ij, and the minimum's part:
 //        exact: dphi_{l*(i,j)} += g_ij (l* from fused_bias.h, latest position at ties);
 //        straight-through: dphi_l += w_l sum_{j<=l} g_ij / Z_j with w_l = exp(-phi_l/tau) and
-//        Z_j = sum_{[j,i]} w. Per query this is the recurrence, for l = 0, 1, ..., i,
+//        Z_j = sum_{[j,i]} w (both divided by exp(-c/tau), c = BlockBias's centre). Per query
+//        this is the recurrence, for l = 0, 1, ..., i,
 //            R_l = R_{l-1} Z_l / Z_{l-1} + g_il,    dphi_l += (w_l / Z_l) R_l,
 //        where both ratios are <= 1 and come from log Z (so nothing overflows). R is carried
 //        across key tiles, which is why tiles are visited in increasing order.
@@ -45,16 +46,16 @@ int64_t chunk_start(int64_t c, int64_t chunks, int64_t blocks) {
 // Straight-through part of the field's gradient for one tile, general form: log Z given per
 // entry (logz), ratios and weights by exp of log differences, so nothing overflows.
 template <class T>
-void straight_through_general(const T* phi, int64_t cols, int64_t rows, bool diagonal, T inv_tau,
-                              const T* g, const T* logz, int64_t ld, T* carry_r, T* carry_logz,
-                              double* dphi) {
+void straight_through_general(const BlockBias<T>& block, const T* phi, int64_t cols, int64_t rows,
+                              bool diagonal, const T* g, const T* logz, int64_t ld, T* carry_r,
+                              T* carry_logz, double* dphi) {
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t valid = diagonal ? r + 1 : cols;
     T R = carry_r[r], prev = carry_logz[r];
     for (int64_t c = 0; c < valid; ++c) {
       const T lz = logz[r * ld + c];
       R = R * std::exp(lz - prev) + g[r * ld + c];  // Z_l / Z_{l-1} = exp(log Z_l - log Z_{l-1})
-      dphi[c] += double(std::exp(-phi[c] * inv_tau - lz) * R);  // (w_l / Z_l) R_l
+      dphi[c] += double(std::exp(block.log_weight(phi[c]) - lz) * R);  // (w_l / Z_l) R_l
       prev = lz;
     }
     carry_r[r] = R;
@@ -68,14 +69,14 @@ void straight_through_general(const T* phi, int64_t cols, int64_t rows, bool dia
 // multiply-add and two divisions instead of three exponentials and a logarithm.
 template <class T>
 void straight_through_factored(const BlockBias<T>& block, const T* phi, int64_t cols,
-                               int64_t rows, T inv_tau, const T* g, int64_t ld, T* carry_r,
+                               int64_t rows, const T* g, int64_t ld, T* carry_r,
                                T* carry_logz, std::vector<double>& col, double* dphi) {
   const T* tl = block.tile_log_z();
   const T* rz = block.right_log_z();
   T e[kMaxTile], w[kMaxTile];
   for (int64_t c = 0; c < cols; ++c) {
     e[c] = std::exp(tl[c] - tl[0]);
-    w[c] = std::exp(-phi[c] * inv_tau - tl[0]);  // w_j / exp(tl_0) <= e[c]
+    w[c] = std::exp(block.log_weight(phi[c]) - tl[0]);  // w_j / exp(tl_0) <= e[c]
   }
   std::fill(col.begin(), col.end(), 0.0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -115,7 +116,7 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
   const bool exact = fpa && p.min_grad == MinGrad::Exact;
   const bool straight = fpa && p.min_grad == MinGrad::StraightThrough;
   const BiasRequest request{exact, straight};
-  const T inv_tau = T(1.0 / p.tau), scale = T(p.scale);
+  const T scale = T(p.scale);
   // Largest log-space span of a tile's own soft-min mass for the factored straight-through path
   // (keeps E_j = exp(tl_j - tl_0) a normal number with room to spare).
   const T max_tile_range = sizeof(T) == 4 ? T(60) : T(600);
@@ -215,10 +216,10 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
             const bool factored = !diagonal && tl[0] - tl[cols - 1] <= max_tile_range;
             if (!factored && !diagonal) block.fill_log_z(cols, logz.data(), B);
             if (factored)
-              straight_through_factored(block, gate + j0, cols, rows, inv_tau, ds.data(), B,
+              straight_through_factored(block, gate + j0, cols, rows, ds.data(), B,
                                         carry_r.data(), carry_logz.data(), col, dgate + j0);
             else
-              straight_through_general(gate + j0, cols, rows, diagonal, inv_tau, ds.data(),
+              straight_through_general(block, gate + j0, cols, rows, diagonal, ds.data(),
                                        logz.data(), B, carry_r.data(), carry_logz.data(),
                                        dgate + j0);
           }

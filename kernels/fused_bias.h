@@ -16,7 +16,11 @@
 //       with its own suffix minima. Ties: the LATEST position attaining the minimum wins (the
 //       reference's rule), so later parts win ties and scans keep the later position.
 //       The straight-through backward needs log Z_j = log sum_{l in [j, i]} exp(-phi_l / tau),
-//       which splits over the same three parts (combined with log-add-exp).
+//       which splits over the same three parts (combined with log-add-exp). Its weights and
+//       ratios are unchanged when every w_l of a query is divided by one constant, so the block
+//       uses w_l = exp(-(phi_l - c) / tau) with c = min of phi over [0, i1): the exponents are
+//       <= 0 and as large as the field's spread, not its level (in float32 a field at level 1e4
+//       had exponents near -1e4, whose rounding moved the gradient by ~4e-4).
 #pragma once
 
 #include "attention.h"
@@ -54,6 +58,9 @@ class BlockBias {
     if (variant_ == Variant::Fox) prepare_fox();
     if (variant_ == Variant::Fpa) prepare_fpa();
   }
+
+  // log w_l for the straight-through backward: -(phi_l - c) / tau, centred (see the top).
+  T log_weight(T phi) const { return (centre_ - phi) * inv_tau_; }
 
   // Fills bias[r * ld + c] = b_{i0 + r, j0 + c} for key tile t (keys [j0, j1)); entries with
   // j > i get -inf. With the request, also arg[r * ld + c] = l*(i, j) and logz[r * ld + c].
@@ -93,6 +100,7 @@ class BlockBias {
   // boundary t, and one scan up the block gives the running minimum over [i0, i] per query.
   void prepare_fpa() {
     constexpr T inf = std::numeric_limits<T>::infinity();
+    if (request_.log_z) centre_ = *std::min_element(gate_, gate_ + i1_);
     const int64_t blocks = i0_ / tile_ + 1;
     seg_min_.assign(blocks, inf);
     seg_arg_.assign(blocks, int32_t(i0_));
@@ -101,7 +109,7 @@ class BlockBias {
     int32_t at = int32_t(i0_);
     for (int64_t l = i0_ - 1; l >= 0; --l) {
       if (gate_[l] < m) { m = gate_[l]; at = int32_t(l); }  // strict: keep the latest
-      if (request_.log_z) lse = log_add_exp(lse, -gate_[l] * inv_tau_);
+      if (request_.log_z) lse = log_add_exp(lse, log_weight(gate_[l]));
       if (l % tile_ == 0) {
         seg_min_[l / tile_] = m;
         seg_arg_[l / tile_] = at;
@@ -117,7 +125,7 @@ class BlockBias {
     for (int64_t r = 0; r < rows; ++r) {
       const T phi = gate_[i0_ + r];
       if (phi <= m) { m = phi; at = int32_t(i0_ + r); }  // <= going up: keep the latest
-      if (request_.log_z) lse = log_add_exp(lse, -phi * inv_tau_);
+      if (request_.log_z) lse = log_add_exp(lse, log_weight(phi));
       run_min_[r] = m;
       run_arg_[r] = at;
       run_lse_[r] = lse;
@@ -140,7 +148,7 @@ class BlockBias {
     for (int64_t c = cols - 1; c >= 0; --c) {
       const T phi = gate_[j0 + c];
       if (phi < m) { m = phi; at = int32_t(j0 + c); }
-      if (request_.log_z) lse = log_add_exp(lse, -phi * inv_tau_);
+      if (request_.log_z) lse = log_add_exp(lse, log_weight(phi));
       tile_min_[c] = m;
       tile_arg_[c] = at;
       tile_lse_[c] = lse;
@@ -200,7 +208,7 @@ class BlockBias {
         if (phi < m) { m = phi; at = int32_t(i0_ + c); }
         bias[r * ld + c] = m - phi;
         if (request_.argmin) arg[r * ld + c] = at;
-        if (request_.log_z) logz[r * ld + c] = lse = log_add_exp(lse, -phi * inv_tau_);
+        if (request_.log_z) logz[r * ld + c] = lse = log_add_exp(lse, log_weight(phi));
       }
       for (int64_t c = r + 1; c < rows; ++c) bias[r * ld + c] = -inf;
     }
@@ -211,6 +219,7 @@ class BlockBias {
   int64_t i0_, i1_, tile_;
   BiasRequest request_;
   T inv_tau_;
+  T centre_ = 0;                                     // FPA straight-through: min phi, [0, i1)
   std::vector<double> prefix_;                       // FoX
   std::vector<T> seg_min_, seg_lse_;                 // FPA, per tile boundary
   std::vector<int32_t> seg_arg_;

@@ -5,6 +5,7 @@
 #include "checks.h"
 #include "fused_gemm.h"
 #include "fused_kernels.h"
+#include "reference.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
@@ -56,7 +57,9 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
                                      out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>()});
       });
     }
-    ctx->save_for_backward({q, k, v, gate, out, lse});
+    // The inputs as given, not their contiguous copies: a double backward differentiates
+    // through them (backward makes them contiguous again, free when they already are).
+    ctx->save_for_backward({q_in, k_in, v_in, gate_in, out, lse});
     ctx->saved_data["variant"] = variant;
     ctx->saved_data["min_grad"] = min_grad;
     ctx->saved_data["tau"] = tau;
@@ -67,14 +70,24 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto &q = saved[0], &k = saved[1], &v = saved[2], &gate = saved[3], &out = saved[4],
-               &lse = saved[5];
     const auto var = static_cast<Variant>(ctx->saved_data["variant"].toInt());
-    const auto p = make_problem(q, v, var,
-                                static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt()),
-                                ctx->saved_data["tau"].toDouble(),
-                                ctx->saved_data["scale"].toDouble(),
-                                ctx->saved_data["tile"].toInt());
+    const auto min_grad = static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt());
+    const double tau = ctx->saved_data["tau"].toDouble();
+    const double scale = ctx->saved_data["scale"].toDouble();
+    if (at::GradMode::is_enabled()) {
+      // create_graph=True (double backward): the kernels below give first derivatives only, so
+      // the gradient is recomputed through the reference's differentiable ops (n x n memory).
+      const AttentionOptions ref{var, Impl::Reference, min_grad, tau, scale};
+      const auto g = reference_attention_grads(saved[0], saved[1], saved[2],
+                                               var == Variant::Softmax ? at::Tensor() : saved[3],
+                                               ref, grads[0]);
+      return {g[0], g[1], g[2], g[3], at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
+              at::Tensor()};
+    }
+    const auto q = saved[0].contiguous(), k = saved[1].contiguous(), v = saved[2].contiguous();
+    const auto gate = var == Variant::Softmax ? at::Tensor() : saved[3].contiguous();
+    const auto &out = saved[4], &lse = saved[5];
+    const auto p = make_problem(q, v, var, min_grad, tau, scale, ctx->saved_data["tile"].toInt());
     auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
     const int64_t slots = fused::backward_slots(p, at::get_num_threads());
     auto dq = at::empty(q.sizes(), q.options());

@@ -6,6 +6,11 @@ if(TARGET fpa_torch_ops)
            COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_torch_ops.py
                    $<TARGET_FILE:fpa_torch_ops>)
   set_tests_properties(python_torch_ops PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+  # Double backward, non-finite scalars, the empty sequence, float32 fields far from 0.
+  add_test(NAME python_torch_ops_edges
+           COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_torch_ops_edges.py
+                   $<TARGET_FILE:fpa_torch_ops>)
+  set_tests_properties(python_torch_ops_edges PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
 endif()
 if(TARGET fpa_torch_ops AND TARGET lm-export)
   add_test(NAME python_lm_export

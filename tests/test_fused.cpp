@@ -138,6 +138,77 @@ TEST(Fused, GradientsOnlyWhereRequested) {
   EXPECT_FALSE(in.k.grad().defined());
 }
 
+// The empty sequence: an empty output of shape (B, H, 0, Dv) and empty gradients, the same in
+// every implementation (the reference used to fail in reshape, the fused one did not).
+TEST(Fused, EmptySequenceGivesEmptyOutputAndGradients) {
+  for (const Case& c : all_cases()) {
+    if (c.field != Field::Random) continue;
+    const Inputs in = make_inputs({2, 3, 0, 4}, c.variant, c.field, 1);
+    for (Impl impl : {Impl::Reference, Impl::Fused}) {
+      const AttentionOptions o{c.variant, impl, c.min_grad, 0.7, 0.0};
+      const Result r = run(in, o, at::kFloat);
+      EXPECT_EQ(r.out.sizes(), in.v.sizes()) << case_name(c) << " " << to_string(impl);
+      EXPECT_EQ(r.dq.sizes(), in.q.sizes()) << case_name(c) << " " << to_string(impl);
+      EXPECT_EQ(r.dv.sizes(), in.v.sizes()) << case_name(c) << " " << to_string(impl);
+      if (in.gate.defined()) EXPECT_EQ(r.dgate.sizes(), in.gate.sizes()) << case_name(c);
+    }
+  }
+}
+
+// FPA's bias is invariant to adding a constant to the field, and so is the straight-through
+// gradient. In float32 the soft minimum's exponents used to be -phi/tau themselves: at a level
+// of 1e4 their rounding moved the field gradient by ~4e-4 (fused) and ~5e-4 (reference). Both are
+// centred now. Fields on a grid of 1/64 are exact in float32 at these levels, so any change comes
+// from the kernels. Random: the factored path of the fused backward; steep: the general one.
+TEST(Fused, StraightThroughFieldGradientIgnoresTheFieldsLevel) {
+  for (Field f : {Field::Random, Field::Steep}) {
+    Inputs in = make_inputs({1, 2, 150, 8}, Variant::Fpa, f, 21);
+    in.gate = at::round(in.gate * 64) / 64;
+    for (Impl impl : {Impl::Reference, Impl::Fused}) {
+      const AttentionOptions o{Variant::Fpa, impl, MinGrad::StraightThrough, 0.7, 0.0};
+      const Result level0 = run(in, o, at::kFloat, 16);
+      for (double offset : {1e3, 1e4, -1e4}) {
+        Inputs moved = in;
+        moved.gate = in.gate + offset;
+        const Result r = run(moved, o, at::kFloat, 16);
+        EXPECT_TRUE(at::equal(r.out, level0.out)) << name(f) << " " << to_string(impl);
+        EXPECT_LE(rel_error(r.dgate, level0.dgate, 0.0), 1e-6)
+            << name(f) << " " << to_string(impl) << " offset " << offset;
+      }
+    }
+  }
+}
+
+// Double backward (a gradient penalty): the fused backward gives first derivatives only, and
+// when asked for a graph (create_graph) it recomputes through the reference. It used to return a
+// gradient that did not require grad, so the penalty trained as if absent.
+TEST(Fused, DoubleBackwardMatchesReference) {
+  for (const Case& c : all_cases()) {
+    if (c.field != Field::Random) continue;
+    const Inputs in = make_inputs({1, 2, 20, 4}, c.variant, c.field, 5);
+    std::vector<at::Tensor> second[2];
+    for (Impl impl : {Impl::Reference, Impl::Fused}) {
+      std::vector<at::Tensor> leaves{in.q.clone().requires_grad_(), in.k.clone().requires_grad_(),
+                                     in.v.clone().requires_grad_()};
+      if (in.gate.defined()) leaves.push_back(in.gate.clone().requires_grad_());
+      const AttentionOptions o{c.variant, impl, c.min_grad, 0.7, 0.0};
+      const auto out = attention(leaves[0], leaves[1], leaves[2],
+                                 in.gate.defined() ? leaves[3] : at::Tensor(), o);
+      const auto first = torch::autograd::grad({(out * in.dout).sum()}, leaves, {},
+                                               /*retain_graph=*/true, /*create_graph=*/true);
+      at::Tensor penalty = at::zeros({}, at::kDouble);
+      for (const auto& g : first) {
+        ASSERT_TRUE(g.requires_grad()) << case_name(c) << " " << to_string(impl);
+        penalty = penalty + g.square().sum();
+      }
+      second[impl == Impl::Fused] = torch::autograd::grad({penalty}, leaves);
+    }
+    for (size_t i = 0; i < second[0].size(); ++i)
+      EXPECT_LE(rel_error(second[1][i], second[0][i], 1e-12), 1e-10)
+          << case_name(c) << " input " << i;
+  }
+}
+
 // The tiles' float exponential: within 2e-7 of std::exp where the result matters, exactly 0 for
 // negligible weights (a subnormal there made FoX's backward 10x slower on some CPUs), and NaN
 // still propagates.

@@ -70,5 +70,19 @@ TEST(FusedCuda, StraightThroughBackwardIsRefusedWithAClearError) {
   EXPECT_THROW(run_cuda(in, st, at::kFloat), std::exception);
 }
 
+// N = 0: an empty output and empty gradients, as on the CPU (the kernels used to refuse the
+// missing gate pointer of an empty FoX or FPA gate).
+TEST(FusedCuda, EmptySequenceGivesEmptyOutputAndGradients) {
+  SKIP_WITHOUT_GPU();
+  for (Variant variant : {Variant::Softmax, Variant::Fox, Variant::Fpa}) {
+    const Inputs in = make_inputs({2, 3, 0, 4}, variant, Field::Random, 1);
+    const AttentionOptions o{variant, Impl::Reference, MinGrad::Exact, 1.0, 0.0};
+    const Result r = run_cuda(in, o, at::kFloat);
+    EXPECT_EQ(r.out.sizes(), in.v.sizes()) << to_string(variant);
+    EXPECT_EQ(r.dq.sizes(), in.q.sizes()) << to_string(variant);
+    if (in.gate.defined()) EXPECT_EQ(r.dgate.sizes(), in.gate.sizes()) << to_string(variant);
+  }
+}
+
 }  // namespace
 }  // namespace fpa::testing

@@ -239,6 +239,10 @@ TEST(KvCache, RejectsBadInput) {
   EXPECT_THROW(attention_step(x, x, x, at::zeros({2, 1}, at::kDouble), cache, opts),
                std::invalid_argument);
   opts.variant = Variant::Fpa;
+  opts.scale = std::numeric_limits<double>::infinity();  // NaN logits, refused
+  EXPECT_THROW(attention_step(x, x, x, at::zeros({2, 1}, at::kDouble), cache, opts),
+               std::invalid_argument);
+  opts.scale = 0;
   attention_step(x, x, x, at::zeros({2, 1}, at::kDouble), cache, opts);
   EXPECT_THROW(cache.keep({{1}, {0}}), std::invalid_argument);  // index past the entries
   EXPECT_THROW(cache.keep({{0}}), std::invalid_argument);       // one list per head

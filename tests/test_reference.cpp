@@ -126,6 +126,18 @@ TEST(Attention, RejectsBadArguments) {
   EXPECT_THROW(attention(q, q, q, at::zeros({1, 1, 4}, at::kDouble), o), std::invalid_argument);
   EXPECT_THROW(attention(q.to(at::kInt), q, q, {}, AttentionOptions{}), std::invalid_argument);
   EXPECT_THROW(parse_variant("fpa2"), std::invalid_argument);
+  // Non-finite scalars: `scale >= 0` alone let +inf through to an all-NaN output.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {inf, std::nan(""), -1.0}) {
+    AttentionOptions s;
+    s.scale = bad;
+    EXPECT_THROW(attention(q, q, q, {}, s), std::invalid_argument) << "scale " << bad;
+    s.scale = 0;
+    s.st_temperature = bad;
+    EXPECT_THROW(attention(q, q, q, {}, s), std::invalid_argument) << "temperature " << bad;
+  }
+  EXPECT_THROW(fpa_bias(q[0][0][0], MinGrad::StraightThrough, inf), std::invalid_argument);
+  EXPECT_THROW(apply_rope(q, 0, inf), std::invalid_argument);
   EXPECT_EQ(parse_min_grad("straight-through"), MinGrad::StraightThrough);
   EXPECT_EQ(to_string(parse_impl("fused")), "fused");
 }

@@ -4,6 +4,7 @@
 #include "kernels/attention.h"
 
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <functional>
 
@@ -124,4 +125,65 @@ TEST(FpaStraightThroughGrad, RisingFieldStillGetsGradient) {
       .sum().backward();
   EXPECT_EQ(phi.grad().abs().sum().item<double>(), 0.0);
   EXPECT_GT(psi.grad().abs().sum().item<double>(), 0.1);
+}
+
+TEST(FpaStraightThroughGrad, DoubleBackwardMatchesTheSoftMinimum) {
+  // A gradient penalty through the straight-through bias: its second derivative is the soft
+  // minimum's. LibTorch's own logcumsumexp gave NaN here (its backward takes log |grad|, and a
+  // grad of exactly 0 is common).
+  at::manual_seed(5);
+  const auto phi = at::randn({7}, at::kDouble);
+  const auto g = at::randn({7 * 8 / 2}, at::kDouble);
+  auto penalty_grad = [&](const std::function<at::Tensor(const at::Tensor&)>& bias) {
+    auto x = phi.clone().set_requires_grad(true);
+    auto first = torch::autograd::grad({(bias(x) * g).sum()}, {x}, {}, /*retain_graph=*/true,
+                                       /*create_graph=*/true)[0];
+    return torch::autograd::grad({first.square().sum()}, {x})[0];
+  };
+  const auto got = penalty_grad([](const at::Tensor& x) {
+    return lower_entries(fpa_bias(x, MinGrad::StraightThrough, 0.7));
+  });
+  const auto want = penalty_grad([](const at::Tensor& x) { return soft_bias_naive(x, 0.7); });
+  EXPECT_FALSE(got.isnan().any().item<bool>());
+  EXPECT_TRUE(at::allclose(got, want, 1e-10, 1e-12)) << got << want;
+}
+
+TEST(FpaStraightThroughGrad, Float32GradientIgnoresTheFieldsLevel) {
+  // The bias is invariant to a constant added to phi, so is the soft minimum's gradient. The
+  // reference centres each row's exponents on its exact minimum; uncentred, a float32 field at
+  // level 1e4 moved the gradient by ~5e-4. The field is on a grid of 1/64, exact in float32 at
+  // these levels.
+  at::manual_seed(8);
+  const auto phi = at::round(at::randn({60}, at::kDouble).cumsum(0) * 64) / 64;
+  const auto g = at::randn({60, 60}, at::kDouble).tril().to(at::kFloat);
+  auto field_grad = [&](double offset) {
+    auto x = (phi + offset).to(at::kFloat).set_requires_grad(true);
+    auto b = fpa_bias(x, MinGrad::StraightThrough, 0.7);
+    (b.masked_fill(at::ones({60, 60}, at::kBool).triu(1), 0) * g).sum().backward();
+    return x.grad();
+  };
+  const auto level0 = field_grad(0.0);
+  for (double offset : {1e3, 1e4, -1e4}) {
+    const double moved = (field_grad(offset) - level0).abs().max().item<double>() /
+                         level0.abs().max().item<double>();
+    EXPECT_LE(moved, 1e-6) << "offset " << offset;
+  }
+}
+
+TEST(ReferenceAttention, EmptySequenceGivesEmptyOutputAndGradients) {
+  // N = 0 used to fail in path_argmin's reshape({-1, 0}).
+  for (Variant variant : {Variant::Softmax, Variant::Fox, Variant::Fpa}) {
+    for (MinGrad mode : {MinGrad::Exact, MinGrad::StraightThrough}) {
+      auto q = at::zeros({2, 3, 0, 4}, at::kDouble).set_requires_grad(true);
+      auto v = at::zeros({2, 3, 0, 5}, at::kDouble).set_requires_grad(true);
+      auto gate = at::zeros({2, 3, 0}, at::kDouble).set_requires_grad(true);
+      AttentionOptions o{variant, Impl::Reference, mode, 1.0, 0.0};
+      auto out = attention(q, q, v, variant == Variant::Softmax ? at::Tensor() : gate, o);
+      EXPECT_EQ(out.sizes(), v.sizes());
+      out.sum().backward();
+      EXPECT_EQ(q.grad().sizes(), q.sizes());
+      if (variant != Variant::Softmax) EXPECT_EQ(gate.grad().sizes(), gate.sizes());
+    }
+  }
+  EXPECT_EQ(fpa_bias(at::zeros({2, 0}, at::kDouble)).sizes(), (std::vector<int64_t>{2, 0, 0}));
 }

@@ -2,6 +2,7 @@
 
 #include "kernels/checks.h"
 #include "kernels/cuda/fpa_cuda_kernels.h"
+#include "kernels/reference.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -58,7 +59,9 @@ struct CudaAttention : public torch::autograd::Function<CudaAttention> {
                                  ptr<scalar_t>(lse), stream),
          "forward kernel");
     });
-    ctx->save_for_backward({q, k, v, gate, out, lse, prefix});
+    // The inputs as given, not their contiguous copies: a double backward differentiates
+    // through them (backward makes them contiguous again, free when they already are).
+    ctx->save_for_backward({q_in, k_in, v_in, gate_in, out, lse, prefix});
     ctx->saved_data["variant"] = variant;
     ctx->saved_data["min_grad"] = min_grad;
     ctx->saved_data["scale"] = scale;
@@ -67,16 +70,27 @@ struct CudaAttention : public torch::autograd::Function<CudaAttention> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto s = ctx->get_saved_variables();
-    const auto &q = s[0], &k = s[1], &v = s[2], &gate = s[3], &out = s[4], &lse = s[5],
-               &prefix = s[6];
     const int64_t variant = ctx->saved_data["variant"].toInt();
-    check(!(static_cast<Variant>(variant) == Variant::Fpa &&
-            static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt()) ==
-                MinGrad::StraightThrough),
+    const auto var = static_cast<Variant>(variant);
+    const auto min_grad = static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt());
+    const double scale = ctx->saved_data["scale"].toDouble();
+    check(!(var == Variant::Fpa && min_grad == MinGrad::StraightThrough),
           "cuda attention: FPA's straight-through backward is not implemented on the GPU; "
           "use impl 'fused' (CPU) or 'reference'");
-    const c10::cuda::CUDAGuard guard(q.device());
-    const auto p = make_problem(q, v, variant, ctx->saved_data["scale"].toDouble());
+    const c10::cuda::CUDAGuard guard(s[0].device());
+    if (at::GradMode::is_enabled()) {
+      // create_graph=True (double backward): the kernels below give first derivatives only, so
+      // the gradient is recomputed through the reference's differentiable ops (n x n memory).
+      const AttentionOptions ref{var, Impl::Reference, min_grad, 1.0, scale};
+      const auto g = reference_attention_grads(s[0], s[1], s[2],
+                                               var == Variant::Softmax ? at::Tensor() : s[3], ref,
+                                               grads[0]);
+      return {g[0], g[1], g[2], g[3], at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+    const auto q = s[0].contiguous(), k = s[1].contiguous(), v = s[2].contiguous();
+    const auto gate = var == Variant::Softmax ? at::Tensor() : s[3].contiguous();
+    const auto &out = s[4], &lse = s[5], &prefix = s[6];
+    const auto p = make_problem(q, v, variant, scale);
     auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
     auto dq = at::zeros_like(q), dk = at::zeros_like(k), dv = at::zeros_like(v);
     at::Tensor dgate;

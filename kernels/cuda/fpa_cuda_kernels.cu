@@ -212,8 +212,10 @@ bool valid(const KernelProblem& p) {
 template <class T>
 int forward(const KernelProblem& p, const T* q, const T* k, const T* v, const T* gate,
             double* prefix, T* out, T* lse, void* stream) {
-  if (!valid(p) || (p.variant != KernelVariant::Softmax && !gate)) return -1;
-  if (p.n == 0) return 0;
+  if (!valid(p)) return -1;
+  // No queries: nothing to do (an empty gate has no pointer, and a grid cannot be empty).
+  if (p.n == 0 || p.batch * p.heads == 0) return 0;
+  if (p.variant != KernelVariant::Softmax && !gate) return -1;
   auto s = static_cast<cudaStream_t>(stream);
   if (p.variant == KernelVariant::Fox) {
     if (!prefix) return -1;
@@ -236,9 +238,10 @@ template <class T>
 int backward(const KernelProblem& p, const T* q, const T* k, const T* v, const T* gate,
              const double* prefix, const T* out, const T* lse, const T* dout, T* dq, T* dk,
              T* dv, double* dgate, void* stream) {
-  if (!valid(p) || (p.variant != KernelVariant::Softmax && !gate)) return -1;
+  if (!valid(p)) return -1;
+  if (p.n == 0 || p.batch * p.heads == 0) return 0;  // no queries, as in forward
+  if (p.variant != KernelVariant::Softmax && !gate) return -1;
   if (p.variant == KernelVariant::Fox && !prefix) return -1;
-  if (p.n == 0) return 0;
   auto s = static_cast<cudaStream_t>(stream);
   const dim3 grid(unsigned((p.n + kThreads - 1) / kThreads), unsigned(p.batch * p.heads));
   const size_t smem = tile_smem_bytes<T>(p.d, p.dv);
