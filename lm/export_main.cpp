@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
             std::filesystem::is_directory(p, ec) ? checkpoint_path(p) : p, ec);
       },
       "--checkpoint names no checkpoint (a run directory with checkpoint.pt, or the file)");
+  cli.input("checkpoint", PathKind::Any);
   cli.parse(argc, argv);
 
   try {
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
                              to_string(loaded.config.kind), loaded.model->parameter_count(),
                              loaded.step, cli.out());
     return 0;
+  } catch (const UsageError& e) {  // a corrupt checkpoint: bad input, exit 2
+    fail_usage(e.what());
   } catch (const std::exception& e) {
     std::string msg = e.what();
     std::cerr << "error: " << msg.substr(0, msg.find('\n')) << std::endl;

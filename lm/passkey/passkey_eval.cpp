@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
   require_unique(lengths, "lengths");
+  if (const auto L = cli.get<int64_t>("train-len"); L > 0)  // before loading the checkpoint
+    lm::require_sequence_length(int64_t(*std::max_element(lengths.begin(), lengths.end())) * L,
+                                fmt::format("passkey-eval at --lengths x --train-len {}", L));
   const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
   require_unique(budgets, "budgets");
 
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = read_filler_file(cli.get<std::string>("filler-file"));
     const int64_t longest = int64_t(*std::max_element(lengths.begin(), lengths.end())) * L;
+    lm::require_sequence_length(longest, fmt::format("passkey-eval at --lengths x --train-len {}", L));
     if (int64_t(*std::min_element(lengths.begin(), lengths.end())) * L < pc.fixed_bytes())
       fail_usage(fmt::format("--lengths x --train-len: the shortest prompt has {} bytes, fewer than "
                              "the prompt's fixed parts ({} bytes)",
@@ -188,7 +192,7 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {  // bad input found before any prompt: exit 2
     fail_usage(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;
