@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <exception>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -16,13 +18,43 @@ namespace fs = std::filesystem;
 
 namespace fpa {
 
+std::string one_line(const std::string& text) {
+  std::string out = text.substr(0, text.find('\n'));
+  for (auto& c : out)
+    if ((unsigned char)c < 0x20 || c == 0x7f) c = '?';
+  constexpr size_t kMax = 400;
+  return out.size() > kMax ? out.substr(0, kMax) + "..." : out;
+}
+
 void fail_usage(const std::string& message) {
-  std::cerr << "error: " << message << std::endl;
+  std::cerr << "error: " << one_line(message) << std::endl;
   std::exit(2);
 }
 
+namespace {
+
+// An exception no tool caught (a full disk deep in a library, LibTorch's errors): one line,
+// exit 1 (2 for bad input), instead of "terminate called ..." and an abort with a backtrace.
+[[noreturn]] void report_uncaught() {
+  std::string what = "unknown error";
+  int code = 1;
+  try {
+    if (auto e = std::current_exception()) std::rethrow_exception(e);
+  } catch (const UsageError& e) {
+    what = e.what(), code = 2;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  std::cerr << "error: " << one_line(what) << std::endl;
+  std::_Exit(code);
+}
+
+}  // namespace
+
 Cli::Cli(std::string program, std::string summary, std::string default_out)
     : program_(std::move(program)), summary_(std::move(summary)) {
+  std::set_terminate(report_uncaught);
   common_.add_options()
       ("help,h", "print this help and exit")
       ("seed", po::value<uint64_t>()->default_value(0), "random seed (every result is a function of it)")
@@ -68,7 +100,10 @@ void Cli::int_list_range(const std::string& name, int lo, int hi) {
 }
 
 void Cli::input(const std::string& name, PathKind kind) { inputs_.emplace_back(name, kind); }
-void Cli::output(const std::string& name, PathKind kind) { outputs_.emplace_back(name, kind); }
+void Cli::output(const std::string& name, PathKind kind, std::vector<std::string> own_files) {
+  outputs_.emplace_back(name, kind);
+  own_files_[name] = std::move(own_files);
+}
 
 // What boost::program_options lets through: words that are no option (it drops them), an option
 // that took the next flag as its value, and "-1" for an unsigned option (it wraps around).
@@ -102,6 +137,16 @@ void refuse_renamed(const std::string& name, const po::options_description& all,
     fail_usage(fmt::format("{}--{} is now --{}", where, name, now));
 }
 
+// No NUL or other control bytes but tabs and line ends (UTF-8 is fine); rewinds `in`.
+bool is_text(std::istream& in) {
+  char c;
+  while (in.get(c))
+    if ((unsigned char)c < 0x20 && c != '\t' && c != '\n' && c != '\r') return false;
+  in.clear();
+  in.seekg(0);
+  return true;
+}
+
 // The `name` of every `name = value` line of a --config file.
 std::vector<std::string> config_file_names(const std::string& path) {
   std::vector<std::string> names;
@@ -120,13 +165,80 @@ std::vector<std::string> config_file_names(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// `inner` is `outer` or lies below it (both made absolute, symbolic links resolved).
+bool lies_inside(const fs::path& inner, const fs::path& outer) {
+  std::error_code ec;
+  const auto a = fs::weakly_canonical(inner, ec), b = fs::weakly_canonical(outer, ec);
+  return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+}  // namespace
+
+// An output that is an input (or lies in an input directory, which the tool may read whole), or
+// that is another output, would destroy what the run reads or writes: refused before any work.
+void Cli::check_overlaps() const {
+  struct Path {
+    std::string option, path;
+    bool dir;
+  };
+  auto declared = [&](const std::vector<std::pair<std::string, PathKind>>& list) {
+    std::vector<Path> out;
+    for (const auto& [name, kind] : list)
+      if (has(name) && !get<std::string>(name).empty()) {
+        const auto path = get<std::string>(name);
+        std::error_code ec;
+        out.push_back({name, path, kind == PathKind::Dir || fs::is_directory(path, ec)});
+      }
+    return out;
+  };
+  const auto inputs = declared(inputs_), outputs = declared(outputs_);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto& o = outputs[i];
+    for (const auto& in : inputs) {
+      if (in.dir && lies_inside(o.path, in.path))
+        fail_usage(fmt::format("--{} '{}' lies inside --{} '{}', which this tool reads", o.option,
+                               o.path, in.option, in.path));
+      if (same_file(o.path, in.path))
+        fail_usage(fmt::format("--{} '{}' is the same file as --{} '{}', which this tool reads",
+                               o.option, o.path, in.option, in.path));
+    }
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const auto& other = outputs[j];
+      if (j == i) continue;
+      if (j < i && same_file(o.path, other.path))
+        fail_usage(fmt::format("--{} and --{} are the same file '{}'", other.option, o.option, o.path));
+      if (!other.dir && same_file(o.path, other.path + ".json"))
+        fail_usage(fmt::format("--{} '{}' is the sidecar of --{}", o.option, o.path, other.option));
+      if (other.dir)
+        for (const auto& own : own_files_.at(other.option))
+          if (same_file(o.path, fs::path(other.path) / own))
+            fail_usage(fmt::format("--{} '{}' is the run's own '{}' in --{} '{}'", o.option, o.path,
+                                   own, other.option, other.path));
+    }
+  }
+}
+
 void Cli::check_paths() const {
+  // An empty path means the working directory or the file system's root to the code below.
+  for (const auto* list : {&inputs_, &outputs_})
+    for (const auto& [name, kind] : *list)
+      if (vm_.count(name) && !vm_[name].defaulted() && get<std::string>(name).empty())
+        fail_usage(fmt::format("--{} is empty (a path is needed)", name));
   for (const auto& [name, kind] : inputs_)
     if (has(name) && !get<std::string>(name).empty())
       require_existing(get<std::string>(name), kind, "--" + name);
   for (const auto& [name, kind] : outputs_)
     if (has(name) && !get<std::string>(name).empty())
       require_writable(get<std::string>(name), kind, "--" + name);
+  check_overlaps();
 }
 
 void Cli::parse(int argc, char** argv) {
@@ -153,8 +265,10 @@ void Cli::parse(int argc, char** argv) {
       std::error_code ec;
       if (!fs::is_regular_file(path, ec))
         fail_usage(fmt::format("--config: '{}' is not a readable file", path));
-      std::ifstream in(path);
+      std::ifstream in(path, std::ios::binary);
       if (!in) fail_usage(fmt::format("--config: cannot read '{}'", path));
+      if (!is_text(in))
+        fail_usage(fmt::format("--config: '{}' is not a text file of `name = value` lines", path));
       for (const auto& name : config_file_names(path))
         refuse_renamed(name, all, fmt::format("--config '{}': ", path));
       const auto from_file = po::parse_config_file(in, all);

@@ -7,7 +7,8 @@
 // parse() checks everything that can be checked before any work: unknown options, stray words,
 // a flag whose value is missing (`--out --threads 1`), negative values of unsigned options, the
 // declared ranges and checks, that declared inputs exist and that declared outputs (--out always)
-// can be written. A retired spelling (renamed_flags.h) is refused with the new name; flags are
+// can be written; that no path option is given empty; that no output is an input, lies inside an
+// input directory, is another output (or its .json sidecar) or a run directory's own file. A retired spelling (renamed_flags.h) is refused with the new name; flags are
 // never abbreviated. A tool that checks more (memory, derived paths) uses the free functions below.
 #pragma once
 
@@ -43,8 +44,10 @@ class Cli {
   void int_list_range(const std::string& name, int lo, int hi);
   // An option naming a path that must exist (when given and non-empty) ...
   void input(const std::string& name, PathKind kind);
-  // ... or one that will be written: its location must be writable (checked in parse()).
-  void output(const std::string& name, PathKind kind);
+  // ... or one that will be written: its location must be writable (checked in parse()). For a
+  // run directory, `own_files` are the names in it that are the run's (checkpoint, lock), which
+  // no other output may be.
+  void output(const std::string& name, PathKind kind, std::vector<std::string> own_files = {});
 
   void parse(int argc, char** argv);
 
@@ -69,12 +72,15 @@ class Cli {
   po::variables_map vm_;
   std::vector<std::pair<std::function<bool(const po::variables_map&)>, std::string>> checks_;
   std::vector<std::pair<std::string, PathKind>> inputs_, outputs_;
+  std::map<std::string, std::vector<std::string>> own_files_;  // per output run directory
 
   void check_tokens(const po::parsed_options& parsed, const po::options_description& all) const;
   void check_paths() const;
+  void check_overlaps() const;
 };
 
-// Prints "error: <message>" to stderr and exits with code 2.
+// Prints "error: <message>" to stderr and exits with code 2. The message is cut to one line of
+// printable characters (it may quote a file's bytes).
 [[noreturn]] void fail_usage(const std::string& message);
 
 
@@ -89,6 +95,10 @@ void require_existing(const std::string& path, PathKind kind, const std::string&
 // estimate: "error: <what> needs about 12.0 GiB of memory (<detail>); this machine has 7.6 GiB".
 void require_memory(double bytes, const std::string& what, const std::string& detail);
 std::string human_bytes(double bytes);
+
+// `text` as one line of printable characters, at most a few hundred: for messages that quote
+// input (a LibTorch error's backtrace, a binary file's bytes).
+std::string one_line(const std::string& text);
 
 // Splits "a,b,c" into {"a","b","c"} (empty items rejected with a one-line error).
 std::vector<std::string> split_list(const std::string& text, const std::string& option);

@@ -34,13 +34,11 @@ std::string CsvWriter::text() const {
   return out;
 }
 
-void CsvWriter::write_csv() const { write_file_atomic(path_, text()); }
-
-// The sidecar first: a run killed between the two renames leaves a sidecar (of this run) next to
-// the previous CSV or none, never a CSV without provenance.
+// Both temporaries are written before either rename (a full disk leaves the old pair); then the
+// sidecar first: a run killed between the two renames leaves a sidecar (of this run) next to the
+// previous CSV or none, never a CSV without provenance.
 void CsvWriter::commit(const Provenance& provenance) {
-  write_file_atomic(path_ + ".json", provenance.to_json());
-  write_csv();
+  write_files_atomic({{path_ + ".json", provenance.to_json()}, {path_, text()}});
 }
 
 }  // namespace fpa

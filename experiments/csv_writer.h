@@ -1,8 +1,9 @@
 // A results table written atomically, with its provenance beside it.
 //
 // Rows are collected in memory; commit() writes <path>.json with the Provenance (configuration,
-// seed, code version, wall time), then <path>, each through a temporary file and a rename. The
-// sidecar goes first, so an interrupted run never leaves a CSV without one, nor a half-written CSV.
+// seed, code version, wall time) and <path>, each to a temporary file (both in full, every write
+// checked), then renames them, the sidecar first: an interrupted run never leaves a CSV without
+// one, nor a half-written CSV, and a full disk leaves the old pair.
 #pragma once
 
 #include "provenance.h"
@@ -35,7 +36,6 @@ class CsvWriter {
   template <class T>
   static std::string cell(const T& x) { return escape(fmt::format("{}", x)); }
   static std::string escape(const std::string& s);
-  void write_csv() const;
 
   std::string path_;
   std::vector<std::string> columns_;

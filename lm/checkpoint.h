@@ -50,6 +50,10 @@ void save_checkpoint(const std::string& path, LanguageModel& model,
 TrainProgress read_checkpoint_progress(const std::string& path, ModelConfig* config);
 void load_checkpoint_state(const std::string& path, LanguageModel& model,
                            torch::optim::Optimizer* optimizer);
+// Both in one reading of the file (a resume): refuses (UsageError) a checkpoint written for
+// another configuration than `model`'s.
+TrainProgress resume_checkpoint(const std::string& path, LanguageModel& model,
+                                torch::optim::Optimizer& optimizer);
 
 // A published weights file (results/weights/): the model configuration and parameters with
 // their checksums, the step, tokens and training time, the preset, and the training run's seed
@@ -66,6 +70,7 @@ struct LoadedModel {
   TrainProgress progress;  // everything else the checkpoint records
 };
 // `path` is a run directory or a checkpoint file. Throws std::runtime_error with one clear line.
+// A checkpoint whose optimiser state is corrupt (its weights verified) loads with a warning.
 LoadedModel load_model(const std::string& path);
 
 // The training run's seed and --config file, from the provenance sidecar the trainer wrote beside

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
         return f == "torch-pickle" || f == "weights";
       },
       "--format must be torch-pickle or weights");
+  cli.input("checkpoint", PathKind::Any);
   cli.parse(argc, argv);
 
   try {
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
                              to_string(loaded.config.kind), loaded.model->parameter_count(),
                              loaded.step, cli.out());
     return 0;
+  } catch (const UsageError& e) {  // a corrupt checkpoint: bad input, exit 2
+    fail_usage(e.what());
   } catch (const std::exception& e) {
     std::string msg = e.what();
     std::cerr << "error: " << msg.substr(0, msg.find('\n')) << std::endl;

@@ -6,6 +6,12 @@
 
 namespace fpa::lm {
 
+void require_sequence_length(int64_t tokens, const std::string& what) {
+  if (tokens > kMaxSequenceLength)
+    fail_usage(fmt::format("{}: {} tokens is longer than the longest sequence this suite runs ({})",
+                           what, tokens, kMaxSequenceLength));
+}
+
 double parameter_count_of(const ModelConfig& c) {
   const double C = double(c.hidden), H = double(c.heads), M = double(c.mlp_width());
   const double per_layer = 4 * C * C + 3 * C * M + 2 * C + (has_gate(c.kind) ? C * H + H : 0);

@@ -10,6 +10,12 @@
 
 namespace fpa::lm {
 
+// The longest sequence (bytes) any tool trains on or decodes: beyond it a run would take hours
+// to days on this suite's models, and it is refused up front.
+constexpr int64_t kMaxSequenceLength = 10'000'000;
+// Exit 2 when `tokens` exceeds kMaxSequenceLength.
+void require_sequence_length(int64_t tokens, const std::string& what);
+
 // Parameters of a model with this configuration, without building it.
 double parameter_count_of(const ModelConfig& c);
 

@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     return s == "auto" || impl_available(parse_impl(s));
   }, "--impl: this build has no such implementation (cuda needs a CUDA build and a GPU)");
   cli.input("corpus", PathKind::Dir);
-  cli.output("out-dir", PathKind::Dir);
+  cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "log.csv.json", ".lock"});
   cli.require([](const po::variables_map& vm) {
     const auto s = vm["fpa-backward"].as<std::string>();
     return s == "exact" || s == "straight-through";
@@ -172,10 +172,8 @@ int main(int argc, char** argv) {
       const auto log = (fs::path(o.out_dir) / "log.csv").string();
       auto prov = Provenance::from(cli);
       write_file_atomic(log + ".json", prov.to_json());
-      if (!cli.out().empty() && cli.out() != log) {
-        make_parent_dirs(cli.out());
-        write_file_atomic(cli.out() + ".json", prov.to_json());  // sidecar first, as CsvWriter
-        fs::copy_file(log, cli.out(), fs::copy_options::overwrite_existing);
+      if (!cli.out().empty() && fs::weakly_canonical(cli.out()) != fs::weakly_canonical(log)) {
+        write_files_atomic({{cli.out() + ".json", prov.to_json()}, {cli.out(), read_file(log)}});
       }
       std::cerr << fmt::format("lm-train: {} steps, final validation loss {:.4f} ({:.3f} bits/byte), "
                                "{:.0f} tokens/s\n",

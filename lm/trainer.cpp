@@ -3,6 +3,7 @@
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "experiments/progress.h"
+#include "experiments/run_dir.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
 #include "lm/data.h"
@@ -14,6 +15,8 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <sstream>
 #include <iostream>
 #include <stdexcept>
 
@@ -47,10 +50,35 @@ void check_options(const TrainOptions& o, int world) {
                    o.model.vocab_size));
 }
 
+std::string log_text(const TrainProgress& p) { return std::string(train_log_header()) + "\n" + p.log_rows; }
+
 void write_log(const TrainOptions& o, const TrainProgress& p) {
   const auto log = (fs::path(o.out_dir) / "log.csv").string();
   if (!o.log_provenance.empty()) write_file_atomic(log + ".json", o.log_provenance);
-  write_file_atomic(log, std::string(train_log_header()) + "\n" + p.log_rows);
+  write_file_atomic(log, log_text(p));
+}
+
+// A kill between the checkpoint's rename and the log's leaves the log behind (or absent): the
+// checkpoint holds the rows it covers, so the log is rebuilt from them.
+void sync_log(const TrainOptions& o, const TrainProgress& p) {
+  const auto log = (fs::path(o.out_dir) / "log.csv").string();
+  if (read_file(log) == log_text(p) && (o.log_provenance.empty() || fs::exists(log + ".json"))) return;
+  write_log(o, p);
+  std::cerr << fmt::format("lm-train: {} rebuilt from the checkpoint (step {})\n", log, p.step);
+}
+
+// The last validation loss in the log rows (a run resumed with nothing left to train).
+double last_val_loss(const std::string& rows) {
+  double last = std::nan("");
+  std::istringstream in(rows);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string c; std::getline(fields, c, ',');) cells.push_back(c);
+    if (cells.size() > 3 && !cells[3].empty()) last = std::stod(cells[3]);
+  }
+  return last;
 }
 
 }  // namespace
@@ -74,25 +102,29 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
   TrainProgress progress;
   progress.preset = o.preset_name;
   const auto ckpt = checkpoint_path(o.out_dir);
-  if (fs::exists(ckpt)) {
+  const auto seen = file_version(ckpt);
+  if (!seen.empty()) {
     if (!o.resume)
       throw UsageError(fmt::format(
           "--out-dir '{}' already holds a run; pass --resume to continue it or choose another "
           "--out-dir", o.out_dir));
-    ModelConfig saved;
-    progress = read_checkpoint_progress(ckpt, &saved);
-    if (const auto diff = config_differences(saved, o.model); !diff.empty())
-      throw UsageError(fmt::format("--resume: checkpoint '{}' was written for another model "
-                                   "configuration: {}", ckpt, diff));
-    load_checkpoint_state(ckpt, model, optimizer.get());
+    progress = resume_checkpoint(ckpt, model, *optimizer);
     sampler.set_state(progress.sampler_state);
-    if (lead) std::cerr << fmt::format("resuming {} at step {}\n", o.out_dir, progress.step);
   } else if (o.resume && lead) {  // --resume makes a script restart-safe: it starts what is not there
     std::cerr << fmt::format("lm-train: --resume: no checkpoint in '{}'; starting a new run\n",
                              o.out_dir);
   }
+  std::optional<RunLock> lock;  // rank 0 writes the run directory
   if (lead) {
-    fs::create_directories(o.out_dir);
+    lock.emplace(o.out_dir);
+    if (file_version(ckpt) != seen)
+      throw UsageError(fmt::format("checkpoint '{}' changed while this run started: another "
+                                   "process writes --out-dir '{}'", ckpt, o.out_dir));
+    remove_stale_temps(o.out_dir);
+    if (!seen.empty()) {
+      std::cerr << fmt::format("resuming {} at step {}\n", o.out_dir, progress.step);
+      sync_log(o, progress);
+    }
     std::cerr << fmt::format(  // after the checks above, so that bad input gets one line only
         "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {}: {} parameters "
         "(gate/increment projections {})\n",
@@ -175,7 +207,7 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
   if (lead && o.show_progress) bar.finish();
   comm.barrier();  // every rank ends after the final checkpoint exists
   out.steps_done = progress.step;
-  out.final_val_loss = last_val;
+  out.final_val_loss = std::isnan(last_val) ? last_val_loss(progress.log_rows) : last_val;
   out.tokens_per_s = progress.tokens / std::max(1e-9, progress.train_time_s);
   return out;
 }

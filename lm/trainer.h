@@ -44,7 +44,8 @@ struct TrainOutcome {
 };
 
 // Throws std::runtime_error (one clear line) on bad input: missing corpus, an existing run
-// without --resume, a checkpoint for a different model.
+// without --resume, a checkpoint for a different model, a run directory another process holds
+// (rank 0 locks it, experiments/run_dir.h). A resume rebuilds a log that lags its checkpoint.
 TrainOutcome train(const TrainOptions& options, Communicator& comm);
 
 // The log CSV's header (SPEC: step, tokens, train_loss, val_loss, lr, elapsed_s).

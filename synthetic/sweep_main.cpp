@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
-  cli.output("out-dir", fpa::PathKind::Dir);
+  cli.output("out-dir", fpa::PathKind::Dir, {"runs", "logs"});
   cli.input("run-exe", fpa::PathKind::File);
   cli.parse(argc, argv);
 

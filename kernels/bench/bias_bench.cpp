@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
       ("filter", po::value<std::string>()->default_value("."),
        "regular expression selecting benchmarks by name, e.g. 'fused/fpa'");
   cli.range("tile", 1, 4096);
+  cli.int_list_range("lengths", 1, 1 << 20);  // a billion keys would run for minutes, not refuse
   cli.range("min-time", 0.001, 3600);
   cli.parse(argc, argv);
   const auto n_list = split_int_list(cli.get<std::string>("lengths"), "lengths");

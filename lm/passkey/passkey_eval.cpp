@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
   if (keys_at.size() != lengths.size())
     fail_usage(fmt::format("--keys: {} counts for {} lengths (give one, or one per length)",
                            keys_at.size(), lengths.size()));
+  if (const auto L = cli.get<int64_t>("train-len"); L > 0)  // before loading the checkpoint
+    lm::require_sequence_length(int64_t(*std::max_element(lengths.begin(), lengths.end())) * L,
+                                fmt::format("passkey-eval at --lengths x --train-len {}", L));
   const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
   require_unique(budgets, "budgets");
 
@@ -120,6 +123,7 @@ int main(int argc, char** argv) {
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = read_filler_file(cli.get<std::string>("filler-file"));
     const int64_t longest = int64_t(*std::max_element(lengths.begin(), lengths.end())) * L;
+    lm::require_sequence_length(longest, fmt::format("passkey-eval at --lengths x --train-len {}", L));
     if (int64_t(*std::min_element(lengths.begin(), lengths.end())) * L < pc.fixed_bytes())
       fail_usage(fmt::format("--lengths x --train-len: the shortest prompt has {} bytes, fewer than "
                              "the prompt's fixed parts ({} bytes)",
@@ -231,7 +235,7 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {  // bad input found before any prompt: exit 2
     fail_usage(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

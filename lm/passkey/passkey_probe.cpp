@@ -16,6 +16,7 @@
 #include "kernels/eviction.h"
 #include "lm/checkpoint.h"
 #include "lm/decode.h"
+#include "lm/memory.h"
 #include "lm/passkey/prompt.h"
 
 #include <fmt/format.h>
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
   cli.range("key-digits", 1, 18);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); }, "--out is required");
+  cli.input("checkpoint", PathKind::Any);
   cli.parse(argc, argv);
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
@@ -89,6 +91,10 @@ int main(int argc, char** argv) {
     const std::string variant = cli.get<std::string>("variant").empty()
                                     ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
     const int64_t L = loaded.config.context, heads = loaded.config.heads;
+    const int64_t longest = int64_t(*std::max_element(lengths.begin(), lengths.end())) * L;
+    lm::require_sequence_length(longest, fmt::format("passkey-probe at --lengths x the checkpoint's length {}", L));
+    lm::require_decoding_memory(loaded.config, longest,
+                                fmt::format("passkey-probe at --lengths {} x L = {}", longest / L, longest));
     const std::string run = lm::run_name(cli.get<std::string>("checkpoint"));
     PromptConfig pc;
     pc.key_digits = cli.get<int>("key-digits");
@@ -151,8 +157,10 @@ int main(int argc, char** argv) {
     prov.config["train-seed"] = trained.seed;
     prov.config["train-config"] = trained.config;
     out.commit(prov);
+  } catch (const UsageError& e) {  // a missing or corrupt checkpoint: bad input, exit 2
+    fail_usage(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -5,6 +5,7 @@
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
+#include "experiments/run_dir.h"
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
@@ -192,12 +193,12 @@ int main(int argc, char** argv) {
   }, "--corpus-fraction > 0 needs --corpus");
   cli.input("corpus", PathKind::Dir);
   cli.input("filler-file", PathKind::File);
-  cli.output("out-dir", PathKind::Dir);
+  cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "train_log.csv.json", ".lock"});
   cli.parse(argc, argv);
   passkey::PromptConfig pc;
   pc.key_digits = cli.get<int>("key-digits");
   const int64_t final_length = cli.get<int64_t>("length");
-  if (final_length < pc.fixed_bytes() || final_length > 1e7)
+  if (final_length < pc.fixed_bytes() || final_length > lm::kMaxSequenceLength)
     fail_usage(fmt::format("--length must be in [{}, 1e7]: the prompt's fixed parts take {} bytes "
                            "with --key-digits {}", pc.fixed_bytes(), pc.fixed_bytes(), pc.key_digits));
   if (!cli.flag("resume") && fs::exists(lm::checkpoint_path(cli.get<std::string>("out-dir"))))
@@ -209,7 +210,7 @@ int main(int argc, char** argv) {
   const bool stop_when_learned = cli.flag("stop-when-learned");
   const auto gate_bias = cli.get<std::string>("gate-bias").empty()
                              ? std::vector<double>{}
-                             : split_double_list(cli.get<std::string>("gate-bias"), "gate-bias");
+                             : split_double_list(cli.get<std::string>("gate-bias"), "gate-bias", -1e3, 1e3);
 
   try {
     const auto out_dir = cli.get<std::string>("out-dir");
@@ -265,15 +266,17 @@ int main(int argc, char** argv) {
                                                      heldout_seed(cli.seed()))
                              : passkey::HeldOutSet{};
     lm::TrainProgress progress;
-    if (cli.flag("resume") && fs::exists(ckpt)) {
-      lm::ModelConfig saved;
-      progress = lm::read_checkpoint_progress(ckpt, &saved);
-      if (const auto diff = lm::config_differences(saved, mc); !diff.empty())
-        throw UsageError(fmt::format("--resume: checkpoint '{}' was written for another model configuration: {}", ckpt, diff));
-      lm::load_checkpoint_state(ckpt, model, optimizer.get());
+    const auto seen = file_version(ckpt);
+    if (cli.flag("resume") && !seen.empty()) {
+      progress = lm::resume_checkpoint(ckpt, model, *optimizer);
       data.set_state(progress.sampler_state);
-      std::cerr << fmt::format("passkey-train: resuming {} at step {}\n", out_dir, progress.step);
     }
+    RunLock lock(out_dir);  // after the checks above: bad input writes nothing
+    if (file_version(ckpt) != seen)
+      throw UsageError(fmt::format("checkpoint '{}' changed while this run started: another "
+                                   "process writes --out-dir '{}'", ckpt, out_dir));
+    remove_stale_temps(out_dir);
+    if (!seen.empty()) std::cerr << fmt::format("passkey-train: resuming {} at step {}\n", out_dir, progress.step);
     std::cerr << fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}\n",
                              model->parameter_count(), data.corpus_rows(), cli.get<int64_t>("batch"),
                              mc.context);
@@ -286,10 +289,16 @@ int main(int argc, char** argv) {
       return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
-    auto write_log_to = [&](const std::string& path) {
+    auto log_for = [&](const std::string& path) {
       CsvWriter log(path, split_list(kLogColumns, "columns"));
       for (const auto& row : log_fields(progress.log_rows, mc.context)) log.add_row(row);
-      log.commit(Provenance::from(cli));
+      return log;
+    };
+    auto write_log_to = [&](const std::string& path) { log_for(path).commit(Provenance::from(cli)); };
+    // The log at `path` has the checkpoint's rows and its sidecar (a kill between the final
+    // checkpoint's rename and the log's leaves it behind).
+    auto in_sync = [&](const std::string& path) {
+      return fs::exists(path + ".json") && read_file(path) == log_for(path).text();
     };
     // --out, unless empty or the run directory's log itself.
     const bool out_is_copy = !cli.out().empty() &&
@@ -301,13 +310,10 @@ int main(int argc, char** argv) {
     // A run with nothing left to train keeps its log and sidecar (the training's provenance) as
     // they are: a missing log is rebuilt, a missing --out copy is copied from them.
     auto nothing_to_do = [&](const std::string& why) {
-      auto complete = [](const std::string& path) { return fs::exists(path) && fs::exists(path + ".json"); };
-      if (!complete(log_path)) write_log_to(log_path);
-      if (out_is_copy && !complete(cli.out()))
-        for (const auto& suffix : {".json", ""})  // the sidecar first, as CsvWriter does
-          replace_atomic(cli.out() + suffix, [&](const std::string& tmp) {
-            fs::copy_file(log_path + suffix, tmp, fs::copy_options::overwrite_existing);
-          });
+      if (!in_sync(log_path)) write_log_to(log_path);
+      if (out_is_copy && !in_sync(cli.out()))  // the sidecar first, as CsvWriter does
+        write_files_atomic({{cli.out() + ".json", read_file(log_path + ".json")},
+                            {cli.out(), read_file(log_path)}});
       std::cerr << fmt::format("passkey-train: {} {}; nothing to do\n", out_dir, why);
       return 0;
     };
@@ -380,7 +386,7 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     fail_usage(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

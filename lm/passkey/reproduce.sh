@@ -88,6 +88,7 @@ run_one() {
     --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
   [[ "$FOLDER" == c6 ]] && scripts/publish_weights.sh "$BIN" passkey "$RUNS/$run" "$run"
   echo "$stamp" > "$OUT/.done-$run"
+  rm -f "$OUT/probe-$run.csv"  # a retrained run's probe is redone, not kept from its old weights
   probe_one "$v" "$seed"
   echo "passkey: $run done $(date -u +%H:%M:%S)"
 }

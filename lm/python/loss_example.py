@@ -9,9 +9,6 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fpa_lm  # noqa: E402
-
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 p.add_argument("model", help="file written by lm-export")
@@ -20,6 +17,12 @@ p.add_argument("--ops", default=os.path.join(root, "build", "lib", "libfpa_torch
                help="the operator library (default: %(default)s)")
 p.add_argument("--impl", default="auto", choices=["auto", "reference", "fused", "cuda"])
 a = p.parse_args()
+if len(a.text.encode()) < 2:  # the loss predicts each byte from the ones before it
+    print(f"error: text: {len(a.text.encode())} bytes; at least 2 are needed (one to predict)", file=sys.stderr)
+    sys.exit(2)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fpa_lm  # noqa: E402
 
 fpa_lm.load_ops(a.ops)
 model = fpa_lm.load_exported(a.model, a.impl)
