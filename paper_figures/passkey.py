@@ -42,7 +42,7 @@ def policy_name(row):
         name = f"{policy} {b:g}" if b >= 1 else f"{policy} {b:.0%}"
     if policy == "budget" and str(row.get("per_head", "")).lower() in ("1", "true", "yes"):
         name += " per head"
-    if not budgeted and row.get("epsilon", "") not in ("", None):
+    if policy != "full" and not budgeted and row.get("epsilon", "") not in ("", None):
         name += f" eps={num(row['epsilon']):g}"
     return name
 
