@@ -177,29 +177,27 @@ void verify(const std::string& path, const Checksums& expected, const Checksums&
   }
 }
 
-}  // namespace
-
-void save_checkpoint(const std::string& path, LanguageModel& model,
-                     torch::optim::Optimizer& optimizer, const TrainProgress& p) {
-  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
+// What a checkpoint and a weights file share: the model, its configuration, the progress
+// counters and the preset; the model's and the configuration's checksums go into `sums`.
+void write_model(torch::serialize::OutputArchive& archive, LanguageModel& model,
+                 const TrainProgress& p, Checksums& sums) {
+  torch::serialize::OutputArchive model_archive;
   model->save(model_archive);
-  optimizer.save(optimizer_archive);
   archive.write("model", model_archive);
-  archive.write("optimizer", optimizer_archive);
   archive.write("config", c10::IValue(config_to_text(model->config)));
   archive.write("step", c10::IValue(p.step));
   archive.write("tokens", c10::IValue(p.tokens));
   archive.write("elapsed_s", c10::IValue(p.elapsed_s));
-  archive.write("sampler_state", c10::IValue(p.sampler_state));
-  archive.write("log_rows", c10::IValue(p.log_rows));
   archive.write("train_time_s", c10::IValue(p.train_time_s));
   archive.write("preset", c10::IValue(p.preset));
-  Checksums sums;
   add_model(sums, model);
-  add_optimizer(sums, optimizer);
   sums["config"] = hash_text(config_to_text(model->config));
+}
+
+// Through a checked file: LibTorch's own file writer aborts the process on a full disk.
+void save_archive(const std::string& path, torch::serialize::OutputArchive& archive,
+                  const Checksums& sums) {
   archive.write("checksums", c10::IValue(checksums_text(sums)));
-  // Through a checked file: LibTorch's own file writer aborts the process on a full disk.
   replace_atomic(path, [&](const std::string& tmp) {
     CheckedFile file(tmp, path);
     archive.save_to([&](const void* data, size_t n) { return file.write(data, n); });
@@ -207,25 +205,30 @@ void save_checkpoint(const std::string& path, LanguageModel& model,
   });
 }
 
+}  // namespace
+
+void save_checkpoint(const std::string& path, LanguageModel& model,
+                     torch::optim::Optimizer& optimizer, const TrainProgress& p) {
+  torch::serialize::OutputArchive archive, optimizer_archive;
+  Checksums sums;
+  write_model(archive, model, p, sums);
+  optimizer.save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("sampler_state", c10::IValue(p.sampler_state));
+  archive.write("log_rows", c10::IValue(p.log_rows));
+  add_optimizer(sums, optimizer);
+  save_archive(path, archive, sums);
+}
+
 void save_weights(const std::string& path, LanguageModel& model, const TrainProgress& p,
                   const TrainingRecord& record) {
-  torch::serialize::OutputArchive archive, model_archive;
-  model->save(model_archive);
+  torch::serialize::OutputArchive archive;
+  Checksums sums;
   archive.write("format", c10::IValue(std::string(kWeightsFormat)));
-  archive.write("model", model_archive);
-  archive.write("config", c10::IValue(config_to_text(model->config)));
-  archive.write("step", c10::IValue(p.step));
-  archive.write("tokens", c10::IValue(p.tokens));
-  archive.write("elapsed_s", c10::IValue(p.elapsed_s));
-  archive.write("train_time_s", c10::IValue(p.train_time_s));
-  archive.write("preset", c10::IValue(p.preset));
+  write_model(archive, model, p, sums);
   archive.write("train_seed", c10::IValue(record.seed));
   archive.write("train_config", c10::IValue(record.config));
-  Checksums sums;
-  add_model(sums, model);
-  sums["config"] = hash_text(config_to_text(model->config));
-  archive.write("checksums", c10::IValue(checksums_text(sums)));
-  replace_atomic(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+  save_archive(path, archive, sums);
 }
 
 namespace {

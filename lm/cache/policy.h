@@ -65,6 +65,9 @@ class Policy {
   virtual bool query_aware() const { return false; }
   virtual bool needs_head_scores() const { return false; }  // calibration (duo-calibrated)
   virtual bool keeps_everything() const { return false; }   // full: no eviction at all
+  // Ranks by a bias that falls with distance: meaningless on softmax (bias 0 everywhere, every
+  // head and key ties), so evaluators skip it there.
+  virtual bool needs_bias() const { return false; }
   virtual Keep select(const Context& c) const = 0;
   const Settings& settings() const { return settings_; }
 

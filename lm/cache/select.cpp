@@ -79,6 +79,20 @@ void keep_top_per_head(const std::vector<HeadView>& heads, const Scores& score, 
   }
 }
 
+Scores scores_of(const std::vector<HeadView>& heads, const std::vector<double> HeadView::*signal) {
+  Scores out;
+  out.reserve(heads.size());
+  for (const auto& h : heads) out.push_back(h.*signal);
+  return out;
+}
+
+Keep keep_newest_and_top_per_head(const Context& c, const Scores& score, double budget) {
+  auto keep = keep_all(c.heads, false);
+  keep_newest(c.heads, keep);
+  keep_top_per_head(c.heads, score, capacity_ahead(budget, c.query + 1, c.lookahead, 1) - 1, keep);
+  return keep;
+}
+
 int64_t keep_newest(const std::vector<HeadView>& heads, Keep& keep) {
   int64_t n = 0;
   for (size_t h = 0; h < heads.size(); ++h)

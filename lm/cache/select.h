@@ -38,6 +38,13 @@ void keep_top_shared(const std::vector<HeadView>& heads, const Scores& score, in
 void keep_top_per_head(const std::vector<HeadView>& heads, const Scores& score, int64_t cap,
                        Keep& keep);
 
+// One vector signal of every view (&HeadView::bias, ::weight, ::mass) as scores.
+Scores scores_of(const std::vector<HeadView>& heads, const std::vector<double> HeadView::*signal);
+
+// The common per-head rule: each head keeps its newest key and its best-scoring others, as many
+// as the budget allows at the query after the lookahead.
+Keep keep_newest_and_top_per_head(const Context& c, const Scores& score, double budget);
+
 // Marks every head's newest key; returns how many were marked.
 int64_t keep_newest(const std::vector<HeadView>& heads, Keep& keep);
 

@@ -38,12 +38,6 @@ std::vector<double> parse_budgets(const std::string& text) {
   return out;
 }
 
-// Policies whose ranking needs a bias that falls with distance: on a softmax model (bias 0
-// everywhere) every head and key ties, so they are skipped there.
-bool needs_a_bias(const cache::Policy& p) {
-  return p.name() == "duo-certified" || p.name() == "fox-acp";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -142,8 +136,9 @@ int main(int argc, char** argv) {
     settings.seed = cli.seed();
     for (auto name : split_list(cli.get<std::string>("policies"), "policies")) {
       if (name == "budget" && cli.flag("per-head")) name = "budget-per-head";
-      if (!cache::make_policy(name, settings)->budgeted()) {
-        policies.push_back(cache::make_policy(name, settings));
+      auto policy = cache::make_policy(name, settings);
+      if (!policy->budgeted()) {
+        policies.push_back(std::move(policy));
         continue;
       }
       for (double b : budgets) {
@@ -154,7 +149,7 @@ int main(int argc, char** argv) {
     if (loaded.config.kind == lm::AttentionKind::Transformer || loaded.config.kind == lm::AttentionKind::SoftmaxNope) {
       const auto before = policies.size();
       policies.erase(std::remove_if(policies.begin(), policies.end(),
-                                    [](const auto& p) { return needs_a_bias(*p); }),
+                                    [](const auto& p) { return p->needs_bias(); }),
                      policies.end());
       if (policies.size() != before)
         std::cerr << "passkey-eval: duo-certified and fox-acp skipped (a softmax model has no bias to rank by)\n";

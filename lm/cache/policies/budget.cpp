@@ -14,11 +14,9 @@ class Budget : public Policy {
   Keep select(const Context& c) const override {
     auto keep = keep_all(c.heads, false);
     const int64_t forced = keep_newest(c.heads, keep);
-    Scores bias;
-    for (const auto& h : c.heads) bias.push_back(h.bias);
     const int64_t H = int64_t(c.heads.size());
-    keep_top_shared(c.heads, bias, capacity_ahead(settings().budget, c.query + 1, c.lookahead, H) - forced,
-                    keep);
+    keep_top_shared(c.heads, scores_of(c.heads, &HeadView::bias),
+                    capacity_ahead(settings().budget, c.query + 1, c.lookahead, H) - forced, keep);
     return keep;
   }
 };

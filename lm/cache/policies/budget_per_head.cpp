@@ -12,13 +12,7 @@ class BudgetPerHead : public Policy {
   std::string csv_name() const override { return "budget"; }
   bool per_head() const override { return true; }
   Keep select(const Context& c) const override {
-    auto keep = keep_all(c.heads, false);
-    keep_newest(c.heads, keep);
-    Scores bias;
-    for (const auto& h : c.heads) bias.push_back(h.bias);
-    keep_top_per_head(c.heads, bias, capacity_ahead(settings().budget, c.query + 1, c.lookahead, 1) - 1,
-                      keep);
-    return keep;
+    return keep_newest_and_top_per_head(c, scores_of(c.heads, &HeadView::bias), settings().budget);
   }
 };
 

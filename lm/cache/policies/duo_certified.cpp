@@ -16,6 +16,7 @@ class DuoCertified : public Policy {
  public:
   using Policy::Policy;
   bool reads_epsilon() const override { return true; }
+  bool needs_bias() const override { return true; }
   std::string name() const override { return "duo-certified"; }
   Signals reads() const override { Signals s; s.r = true; return s; }
   Keep select(const Context& c) const override {

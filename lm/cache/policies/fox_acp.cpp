@@ -17,6 +17,7 @@ class FoxAcp : public Policy {
  public:
   using Policy::Policy;
   bool reads_epsilon() const override { return true; }
+  bool needs_bias() const override { return true; }
   std::string name() const override { return "fox-acp"; }
   bool budgeted() const override { return false; }
   Signals reads() const override { Signals s; s.key_norm = true; return s; }

@@ -17,12 +17,8 @@ class H2o : public Policy {
     const int64_t cap = std::max<int64_t>(1, capacity_ahead(settings().budget, c.query + 1, c.lookahead, 1));
     const int64_t recent = std::max<int64_t>(1, cap / 2);
     auto keep = keep_all(c.heads, false);
-    Scores mass;
-    for (size_t h = 0; h < c.heads.size(); ++h) {
-      keep_window(c.heads[h], 0, recent, c.query, keep[h]);
-      mass.push_back(c.heads[h].mass);
-    }
-    keep_top_per_head(c.heads, mass, cap - recent, keep);
+    for (size_t h = 0; h < c.heads.size(); ++h) keep_window(c.heads[h], 0, recent, c.query, keep[h]);
+    keep_top_per_head(c.heads, scores_of(c.heads, &HeadView::mass), cap - recent, keep);
     return keep;
   }
 };

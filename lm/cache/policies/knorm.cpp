@@ -11,15 +11,10 @@ class Knorm : public Policy {
   std::string name() const override { return "knorm"; }
   Signals reads() const override { Signals s; s.key_norm = true; return s; }
   Keep select(const Context& c) const override {
-    auto keep = keep_all(c.heads, false);
-    keep_newest(c.heads, keep);
-    Scores score;
-    for (const auto& h : c.heads) {
-      score.emplace_back(h.key_norm.size());
-      for (size_t e = 0; e < h.key_norm.size(); ++e) score.back()[e] = -h.key_norm[e];
-    }
-    keep_top_per_head(c.heads, score, capacity_ahead(settings().budget, c.query + 1, c.lookahead, 1) - 1, keep);
-    return keep;
+    auto score = scores_of(c.heads, &HeadView::key_norm);
+    for (auto& head : score)
+      for (auto& x : head) x = -x;  // the smallest norms first
+    return keep_newest_and_top_per_head(c, score, settings().budget);
   }
 };
 

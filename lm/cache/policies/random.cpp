@@ -19,16 +19,13 @@ class Random : public Policy {
   using Policy::Policy;
   std::string name() const override { return "random"; }
   Keep select(const Context& c) const override {
-    auto keep = keep_all(c.heads, false);
-    keep_newest(c.heads, keep);
     Scores score;
     for (size_t h = 0; h < c.heads.size(); ++h) {
       score.emplace_back(c.heads[h].position.size());
       for (size_t e = 0; e < score.back().size(); ++e)
         score.back()[e] = draw(settings().seed, h, uint64_t(c.heads[h].position[e]));
     }
-    keep_top_per_head(c.heads, score, capacity_ahead(settings().budget, c.query + 1, c.lookahead, 1) - 1, keep);
-    return keep;
+    return keep_newest_and_top_per_head(c, score, settings().budget);
   }
 };
 

@@ -13,12 +13,7 @@ class Tova : public Policy {
   std::string name() const override { return "tova"; }
   Signals reads() const override { Signals s; s.weight = true; return s; }
   Keep select(const Context& c) const override {
-    auto keep = keep_all(c.heads, false);
-    keep_newest(c.heads, keep);
-    Scores w;
-    for (const auto& h : c.heads) w.push_back(h.weight);
-    keep_top_per_head(c.heads, w, capacity_ahead(settings().budget, c.query + 1, c.lookahead, 1) - 1, keep);
-    return keep;
+    return keep_newest_and_top_per_head(c, scores_of(c.heads, &HeadView::weight), settings().budget);
   }
 };
 
