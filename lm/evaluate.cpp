@@ -44,10 +44,23 @@ void add_windows(LanguageModel& model, const at::Tensor& w, DocumentEval& e) {
 
 }  // namespace
 
+std::vector<at::Tensor> document_windows(const std::vector<Document>& docs, int64_t context,
+                                         int64_t max_tokens_per_doc) {
+  std::vector<at::Tensor> out;
+  for (const auto& d : docs) {
+    auto tokens = encode_bytes(d.text + '\n');
+    if (max_tokens_per_doc > 0 && tokens.numel() > max_tokens_per_doc)
+      tokens = tokens.narrow(0, 0, max_tokens_per_doc);
+    for (int64_t s = 0; s + 1 < tokens.numel(); s += context)
+      out.push_back(tokens.narrow(0, s, std::min(context + 1, tokens.numel() - s)));
+  }
+  return out;
+}
+
 DocumentEval evaluate_documents(LanguageModel& model, const std::vector<Document>& docs,
                                 int64_t batch, int64_t max_tokens_per_doc) {
   torch::NoGradGuard no_grad;
-  const int64_t context = model->config.context, L = context + 1;
+  const int64_t context = model->config.context;
   DocumentEval e;
   e.position_nll.assign(context, 0.0);
   e.position_count.assign(context, 0);
@@ -57,19 +70,12 @@ DocumentEval evaluate_documents(LanguageModel& model, const std::vector<Document
     add_windows(model, at::stack(full), e);
     full.clear();
   };
-  for (const auto& d : docs) {
-    auto tokens = encode_bytes(d.text + '\n');
-    if (max_tokens_per_doc > 0 && tokens.numel() > max_tokens_per_doc)
-      tokens = tokens.narrow(0, 0, max_tokens_per_doc);
-    for (int64_t s = 0; s + 1 < tokens.numel(); s += context) {
-      const auto len = std::min(L, tokens.numel() - s);
-      const auto w = tokens.narrow(0, s, len);
-      if (len == L) {
-        full.push_back(w);
-        if (int64_t(full.size()) == batch) flush();
-      } else {
-        add_windows(model, w.unsqueeze(0), e);  // a document's short last window
-      }
+  for (const auto& w : document_windows(docs, context, max_tokens_per_doc)) {
+    if (w.numel() == context + 1) {
+      full.push_back(w);
+      if (int64_t(full.size()) == batch) flush();
+    } else {
+      add_windows(model, w.unsqueeze(0), e);  // a document's short last window
     }
   }
   flush();

@@ -21,6 +21,11 @@ struct DocumentEval {
   double bits_per_byte() const;        // nll / tokens / ln 2 (one token is one byte)
 };
 
+// The windows evaluate_documents scores, in its order: each document (followed by '\n') cut into
+// windows of at most context + 1 tokens that overlap by one (a document's last may be shorter).
+std::vector<at::Tensor> document_windows(const std::vector<Document>& docs, int64_t context,
+                                         int64_t max_tokens_per_doc = 0);
+
 // Each document (followed by '\n') is cut into consecutive windows of context + 1 tokens that
 // overlap by one, so every token after the first is predicted exactly once, from context that
 // starts at its window's beginning. Position p of a window is the (p+1)-th prediction in it; a

@@ -10,3 +10,8 @@ if(TARGET fpa_lm)
   target_compile_definitions(test_lm_parallel PRIVATE LM_TRAIN_PATH="$<TARGET_FILE:lm-train>")
   add_dependencies(test_lm_parallel lm-train)
 endif()
+# Language-model compression (lm/compress): the compressed-cache loss against the model's own.
+if(TARGET fpa_lm_compress)
+  fpa_test(test_lm_compress ${CMAKE_CURRENT_LIST_DIR}/test_lm_compress.cpp)
+  target_link_libraries(test_lm_compress PRIVATE fpa_lm_compress)
+endif()

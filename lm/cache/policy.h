@@ -88,6 +88,15 @@ const std::vector<Registration>& registry();
 std::unique_ptr<Policy> make_policy(const std::string& name, const Settings& settings);
 std::string policy_names();  // "full, fpa-certified, ..." for messages
 
+// The policies one evaluation runs, in `names` order: one per kept fraction in `budgets` for a
+// budgeted method, one for the others. A method that ranks by a bias is dropped for a model
+// without one (softmax: every key ties), its name added to `skipped` when given. Throws
+// std::invalid_argument for an unknown name or bad settings.
+std::vector<std::unique_ptr<Policy>> make_policies(const std::vector<std::string>& names,
+                                                   const std::vector<double>& budgets,
+                                                   Settings settings, bool model_has_bias,
+                                                   std::vector<std::string>* skipped = nullptr);
+
 // Checks a keep mask against the views and returns it (the decoder's keep() needs one mask per
 // head, as long as the head's entries).
 Keep select_checked(const Policy& p, const Context& c);

@@ -38,6 +38,29 @@ std::unique_ptr<Policy> make_policy(const std::string& name, const Settings& set
   throw std::invalid_argument(fmt::format("unknown cache policy '{}' ({})", name, policy_names()));
 }
 
+std::vector<std::unique_ptr<Policy>> make_policies(const std::vector<std::string>& names,
+                                                   const std::vector<double>& budgets,
+                                                   Settings settings, bool model_has_bias,
+                                                   std::vector<std::string>* skipped) {
+  std::vector<std::unique_ptr<Policy>> out;
+  for (const auto& name : names) {
+    auto policy = make_policy(name, settings);
+    if (policy->needs_bias() && !model_has_bias) {
+      if (skipped) skipped->push_back(name);
+      continue;
+    }
+    if (!policy->budgeted()) {
+      out.push_back(std::move(policy));
+      continue;
+    }
+    for (double b : budgets) {
+      settings.budget = b;
+      out.push_back(make_policy(name, settings));
+    }
+  }
+  return out;
+}
+
 void Settings::validate() const {
   if (!(epsilon > 0 && epsilon < 1)) throw std::invalid_argument("policy: epsilon must be in (0, 1)");
   if (!(budget > 0 && budget <= 1)) throw std::invalid_argument("policy: budget must be in (0, 1]");

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Merges the per-run <run>.summary.csv files of a folder into <folder>/summary.csv (one row
 per run and cell) with a sidecar naming the sources and their code versions. Only reads CSVs;
-writes atomically.
+writes atomically. A pattern other than *.summary.csv (relative to the folder) names other
+per-run files (lm/compress/reproduce.sh: runs/*.csv).
 
-    merge_summaries.py <folder>"""
+    merge_summaries.py <folder> [<pattern>]"""
 import csv, glob, json, os, sys, tempfile, time
 
 
@@ -16,8 +17,8 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
-def main(folder):
-    files = sorted(f for f in glob.glob(os.path.join(folder, "*.summary.csv")))
+def main(folder, pattern="*.summary.csv"):
+    files = sorted(f for f in glob.glob(os.path.join(folder, pattern)))
     header, rows, versions = None, [], set()
     for f in files:
         with open(f, newline="") as fh:
@@ -36,17 +37,17 @@ def main(folder):
         except (OSError, ValueError):
             versions.add("?")
     if not rows:
-        sys.exit("error: no rows in {}/*.summary.csv".format(folder))
+        sys.exit("error: no rows in {}/{}".format(folder, pattern))
     out = os.path.join(folder, "summary.csv")
     write_atomic(out, "\n".join(",".join(r) for r in [header] + rows) + "\n")
     write_atomic(out + ".json", json.dumps(
-        {"program": "lm/passkey/merge_summaries.py", "sources": [os.path.basename(f) for f in files],
+        {"program": "lm/passkey/merge_summaries.py", "sources": [os.path.relpath(f, folder) for f in files],
          "source_code_versions": sorted(versions),
          "written_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1) + "\n")
     print("merge: {} rows from {} files -> {}".format(len(rows), len(files), out))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(*sys.argv[1:])

@@ -12,6 +12,7 @@
 #include "lm/passkey/evaluate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -126,34 +127,19 @@ int main(int argc, char** argv) {
     lm::require_decoding_memory(loaded.config, longest,
                                 fmt::format("passkey-eval at --lengths {} x L = {}", longest / L, longest));
 
-    // One policy per (method, budget) for the budgeted methods, one for the others.
-    std::vector<std::unique_ptr<cache::Policy>> policies;
     cache::Settings settings;
     settings.epsilon = cli.get<double>("epsilon");
     settings.sinks = cli.get<int64_t>("sinks");
     settings.duo_window = cli.get<int64_t>("duo-window");
     settings.observe = cli.get<int64_t>("observe");
     settings.seed = cli.seed();
-    for (auto name : split_list(cli.get<std::string>("policies"), "policies")) {
-      if (name == "budget" && cli.flag("per-head")) name = "budget-per-head";
-      auto policy = cache::make_policy(name, settings);
-      if (!policy->budgeted()) {
-        policies.push_back(std::move(policy));
-        continue;
-      }
-      for (double b : budgets) {
-        settings.budget = b;
-        policies.push_back(cache::make_policy(name, settings));
-      }
-    }
-    if (loaded.config.kind == lm::AttentionKind::Transformer || loaded.config.kind == lm::AttentionKind::SoftmaxNope) {
-      const auto before = policies.size();
-      policies.erase(std::remove_if(policies.begin(), policies.end(),
-                                    [](const auto& p) { return p->needs_bias(); }),
-                     policies.end());
-      if (policies.size() != before)
-        std::cerr << "passkey-eval: duo-certified and fox-acp skipped (a softmax model has no bias to rank by)\n";
-    }
+    auto names = split_list(cli.get<std::string>("policies"), "policies");
+    if (cli.flag("per-head")) std::replace(names.begin(), names.end(), std::string("budget"), std::string("budget-per-head"));
+    std::vector<std::string> skipped;
+    const auto policies = cache::make_policies(names, budgets, settings, lm::has_gate(loaded.config.kind), &skipped);
+    if (!skipped.empty())
+      std::cerr << fmt::format("passkey-eval: {} skipped (a softmax model has no bias to rank by)\n",
+                               fmt::join(skipped, ", "));
     if (std::any_of(policies.begin(), policies.end(), [](const auto& p) { return p->query_aware(); }) &&
         cli.get<int64_t>("observe") + 1 >= cli.get<int64_t>("timed-tokens"))
       fail_usage("--observe must be smaller than --timed-tokens (snapkv observes the single-token tail)");

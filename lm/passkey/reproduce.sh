@@ -112,7 +112,11 @@ for v in $VARIANTS; do
   for seed in $SEEDS; do
     run="$v-s$seed"
     stamp="config=$(recipe_text "$config" | md5sum | cut -c1-12) ${TRAIN_EXTRA[*]} keys=$KEYS budgets=$BUDGETS policies=$POLICIES"
-    if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]]; then
+    # In folder c6 a run is complete only with its weights published (results/weights/): a run
+    # evaluated before weights were published is retrained (its CSVs then change; see
+    # docs/notes/retraining-2026-12-02.md).
+    if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]] &&
+       [[ "$FOLDER" != c6 || -f "results/weights/passkey/$run.pt" ]]; then
       echo "passkey: $run done (skipping)"
       [[ -d "$RUNS/$run" ]] && probe_one "$v" "$seed"  # runs evaluated before the probe existed
       continue

@@ -4,7 +4,8 @@
 # passkey/*.pt), as configs/passkey/eval-sweep.conf says. Writes results/passkey/sweep/<run>.csv
 # and <run>.summary.csv, then results/passkey/sweep/summary.csv (every run, one row per cell).
 # A run whose summary exists with the same stamp (weights checksum + config) is skipped, so an
-# interrupted sweep resumes run by run. SWEEP_JOBS (default 2) evaluations at a time.
+# interrupted sweep resumes run by run. SWEEP_JOBS (default 2) evaluations at a time;
+# SWEEP_RUNS (e.g. "fpa-s0 fpa-s2") sweeps those runs' weights only.
 #
 #   lm/passkey/sweep.sh <bin-dir>
 set -euo pipefail
@@ -15,6 +16,13 @@ JOBS=${SWEEP_JOBS:-2}
 mkdir -p "$OUT"
 shopt -s nullglob
 weights=(results/weights/passkey/*.pt)
+if [[ -n "${SWEEP_RUNS:-}" ]]; then
+  weights=()
+  for r in $SWEEP_RUNS; do
+    [[ -f "results/weights/passkey/$r.pt" ]] || { echo "error: SWEEP_RUNS: no weights results/weights/passkey/$r.pt" >&2; exit 1; }
+    weights+=("results/weights/passkey/$r.pt")
+  done
+fi
 (( ${#weights[@]} )) || { echo "error: no published passkey weights under results/weights/passkey" >&2; exit 1; }
 
 one() {  # <weights file>

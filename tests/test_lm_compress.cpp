@@ -1,0 +1,107 @@
+// Language-model loss with a compressed cache (lm/compress): with the full cache it is the
+// model's own loss on the window; a smaller kept fraction keeps fewer entries; the policies that
+// need a question or a calibration are refused; the window subset is spread over the split.
+#include "lm/cache/policy.h"
+#include "lm/compress/compressed_loss.h"
+#include "lm/decode.h"
+#include "lm/model.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <set>
+
+using namespace fpa;
+using namespace fpa::lm;
+
+namespace {
+
+LanguageModel small_model(AttentionKind kind) {
+  torch::manual_seed(3);
+  ModelConfig c;
+  c.kind = kind;
+  c.hidden = 32;
+  c.heads = 4;
+  c.layers = 2;
+  c.context = 64;
+  LanguageModel m(c);
+  torch::NoGradGuard g;
+  for (auto& b : m->blocks)
+    if (b->attn->gate_proj) {  // a field that goes up and down, gates that vary
+      b->attn->gate_proj->weight.normal_(0.0, 1.0);
+      b->attn->gate_proj->bias.normal_(0.0, 0.5);
+    }
+  m->eval();
+  return m;
+}
+
+std::unique_ptr<cache::Policy> policy(const std::string& name, double budget = 0.25) {
+  cache::Settings s;
+  s.budget = budget;
+  s.duo_window = 8;
+  return cache::make_policy(name, s);
+}
+
+const AttentionKind kKinds[] = {AttentionKind::Fpa, AttentionKind::Fox, AttentionKind::Transformer};
+
+}  // namespace
+
+TEST(LmCompress, FullCacheGivesTheModelsLoss) {
+  for (auto kind : kKinds) {
+    auto model = small_model(kind);
+    const auto window = at::randint(0, 256, {65}, at::kLong);
+    double expected;
+    {
+      torch::NoGradGuard g;
+      expected = model->loss(window.unsqueeze(0)).item<double>();
+    }
+    IncrementalDecoder decoder(model);
+    for (int64_t every : {1, 7}) {
+      const auto r = score_window(decoder, window, *policy("full"), every);
+      EXPECT_EQ(r.tokens, 64);
+      EXPECT_NEAR(r.nll_per_token(), expected, 1e-5 * expected) << to_string(kind);
+      EXPECT_DOUBLE_EQ(r.occupancy(), 1.0);
+    }
+  }
+}
+
+TEST(LmCompress, SmallerKeptFractionKeepsLessAndChangesTheLoss) {
+  for (auto kind : kKinds) {
+    auto model = small_model(kind);
+    const auto window = at::randint(0, 256, {65}, at::kLong);
+    IncrementalDecoder decoder(model);
+    const auto full = score_window(decoder, window, *policy("full"), 1);
+    for (const char* name : {"window", "h2o", "tova", "budget-per-head"}) {
+      if (policy(name)->needs_bias() && !has_gate(kind)) continue;
+      const auto quarter = score_window(decoder, window, *policy(name, 0.25), 1);
+      const auto half = score_window(decoder, window, *policy(name, 0.5), 1);
+      EXPECT_LT(quarter.occupancy(), half.occupancy()) << name;
+      EXPECT_LT(half.occupancy(), 1.0) << name;
+      EXPECT_NE(quarter.nll, full.nll) << name;
+      // A query attends to at most its capacity plus the keys a policy always keeps (the newest,
+      // the sinks), so the mean stays near the kept fraction; except the window, whose size is
+      // the fraction of the final length, so every query before it fills keeps all.
+      if (std::string(name) != "window")
+        EXPECT_LT(quarter.occupancy(), 0.25 + 0.15) << name << " " << to_string(kind);
+    }
+  }
+}
+
+TEST(LmCompress, RefusesPoliciesThatNeedAQuestionOrCalibration) {
+  auto model = small_model(AttentionKind::Fpa);
+  IncrementalDecoder decoder(model);
+  const auto window = at::randint(0, 256, {17}, at::kLong);
+  EXPECT_THROW(score_window(decoder, window, *policy("snapkv"), 1), std::invalid_argument);
+  EXPECT_THROW(score_window(decoder, window, *policy("duo-calibrated"), 1), std::invalid_argument);
+  EXPECT_THROW(score_window(decoder, window.narrow(0, 0, 1), *policy("full"), 1), std::invalid_argument);
+}
+
+TEST(LmCompress, SpreadIndicesCoverTheSplit) {
+  EXPECT_EQ(spread_indices(5, 0), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(spread_indices(5, 9), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  const auto s = spread_indices(1000, 7);
+  EXPECT_EQ(s.size(), 7u);
+  EXPECT_EQ(s.front(), 0);
+  EXPECT_GE(s.back(), 1000 - 1000 / 7 - 1);
+  EXPECT_EQ(std::set<int64_t>(s.begin(), s.end()).size(), s.size());
+}
