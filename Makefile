@@ -19,7 +19,7 @@ STUDIES := theory bench synthetic lm passkey
 # Studies only a profile of their own runs (never part of quick or full).
 EXTRA_STUDIES := eval passkey-sweep lm-compress
 # The studies a profile runs: a study's own profile runs that study alone.
-STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress
+STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress
 OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
 RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 

@@ -101,7 +101,7 @@ Impl parse_impl(const std::string& s) {
 }
 MinGrad parse_min_grad(const std::string& s) {
   if (s == "exact") return MinGrad::Exact;
-  if (s == "straight-through" || s == "st") return MinGrad::StraightThrough;
+  if (s == "straight-through") return MinGrad::StraightThrough;
   throw std::invalid_argument(
       fmt::format("unknown FPA backward mode '{}' (exact, straight-through)", s));
 }

@@ -254,14 +254,6 @@ MinRunReader DecodeBias::reader() const {
   return r;
 }
 
-const char* decode_kernel(int64_t d, int64_t dv) {
-#ifdef FPA_DECODE_AVX2
-  if (avx2_kernel(d, dv)) return "avx2";
-#endif
-  (void)d, (void)dv;
-  return "portable";
-}
-
 void decode_head(const float* q, const float* k, const float* v, int64_t n, int64_t d,
                  int64_t dv, float scale, const DecodeBias& bias, std::vector<float>& scratch,
                  float* out) {

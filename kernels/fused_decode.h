@@ -71,7 +71,4 @@ void decode_head(const double* q, const double* k, const double* v, int64_t n, i
                  int64_t dv, double scale, const DecodeBias& bias, std::vector<double>& scratch,
                  double* out);
 
-// Which kernel decode_head(float) uses for (d, dv) on this CPU: "avx2" or "portable".
-const char* decode_kernel(int64_t d, int64_t dv);
-
 }  // namespace fpa::fused

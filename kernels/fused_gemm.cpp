@@ -112,22 +112,6 @@ void gemv_n(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, 
 #endif
 }
 
-template <class T>
-void gemv_t(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, T* y) {
-  if (n == 0) return;
-#ifdef FPA_HAVE_BLAS
-  if (m == 0) {
-    for (int64_t c = 0; c < n; ++c) y[c] = 0;
-    return;
-  }
-  blas_gemv('N', n, m, alpha, a, lda, x, T(0), y);
-#else
-  for (int64_t c = 0; c < n; ++c) y[c] = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t c = 0; c < n; ++c) y[c] += alpha * x[i] * a[i * lda + c];
-#endif
-}
-
 const char* gemm_backend() {
 #ifdef FPA_HAVE_BLAS
   return "blas";
@@ -143,8 +127,7 @@ const char* gemm_backend() {
                            T, T*, int64_t);                                                   \
   template void gemm_tn<T>(int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, \
                            T, T*, int64_t);                                                   \
-  template void gemv_n<T>(int64_t, int64_t, T, const T*, int64_t, const T*, T*);           \
-  template void gemv_t<T>(int64_t, int64_t, T, const T*, int64_t, const T*, T*);
+  template void gemv_n<T>(int64_t, int64_t, T, const T*, int64_t, const T*, T*);
 FPA_GEMM_INSTANTIATE(float)
 FPA_GEMM_INSTANTIATE(double)
 

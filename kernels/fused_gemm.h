@@ -22,12 +22,10 @@ template <class T>
 void gemm_tn(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
              int64_t ldb, T beta, T* c, int64_t ldc);
 
-// y (m) = alpha * A x, A (m x n) row-major; and y (n) = alpha * A^T x, x (m). For one query
-// against a cache (kernels/attention_step.cpp).
+// y (m) = alpha * A x, A (m x n) row-major. For one query against a cache
+// (kernels/attention_step.cpp).
 template <class T>
 void gemv_n(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, T* y);
-template <class T>
-void gemv_t(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, T* y);
 
 // "blas" or "aten": which path this build uses (printed by the benchmark).
 const char* gemm_backend();

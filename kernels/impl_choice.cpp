@@ -1,26 +1,35 @@
 #include "kernels/impl_choice.h"
 
-#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
 
 namespace fpa {
 
-Impl choose_impl(const std::string& name, Variant variant, MinGrad min_grad) {
-  if (name != "auto") return fpa::parse_impl(name);
-  // Probe: a forward and backward pass on a small input. Any exception (for example "not
-  // implemented yet") means the fused kernel is not usable here.
-  try {
-    auto q = at::randn({1, 1, 4, 2}, at::kFloat).requires_grad_(true);
-    auto gate = variant == fpa::Variant::Softmax ? at::Tensor()
-                                                 : -at::rand({1, 1, 4}, at::kFloat);
-    fpa::AttentionOptions o;
-    o.variant = variant;
-    o.impl = fpa::Impl::Fused;
-    o.min_grad = min_grad;
-    fpa::attention(q, q, q, gate, o).sum().backward();
-    return fpa::Impl::Fused;
-  } catch (const std::exception&) {
-    return fpa::Impl::Reference;
+std::string unsupported(Impl impl, Variant variant, MinGrad min_grad) {
+  switch (impl) {
+    case Impl::Reference:
+    case Impl::Fused:  // every variant and backward mode (tests/test_fused.cpp checks each)
+      return "";
+    case Impl::Cuda:
+#ifndef FPA_WITH_CUDA
+      return "cuda: not in this build (LibTorch without CUDA)";
+#endif
+      if (variant == Variant::Fpa && min_grad == MinGrad::StraightThrough)
+        return "cuda: FPA's straight-through backward is not implemented on the GPU (use "
+               "--fpa-backward exact, or --impl fused on the CPU)";
+      return "";
   }
+  return "unknown implementation";
+}
+
+Impl choose_impl(const std::string& name, Variant variant, MinGrad min_grad) {
+  if (name == "auto")
+    return unsupported(Impl::Fused, variant, min_grad).empty() ? Impl::Fused : Impl::Reference;
+  const Impl impl = parse_impl(name);
+  if (const auto why = unsupported(impl, variant, min_grad); !why.empty())
+    throw std::invalid_argument(fmt::format("--impl {} with variant {}: {}", name, to_string(variant), why));
+  return impl;
 }
 
 }  // namespace fpa

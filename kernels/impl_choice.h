@@ -1,6 +1,10 @@
 // Which attention implementation a caller uses: "reference", "fused", "cuda", or "auto" (fused
-// when this build's fused CPU kernel runs for the variant, reference otherwise). Every tool's
-// --impl takes these names with the default "auto".
+// when this build's fused CPU kernel supports the variant and backward mode, reference
+// otherwise). Every tool's --impl takes these names with the default "auto".
+//
+// What each implementation supports is a table (impl_choice.cpp), answered without running a
+// kernel, so choosing draws no random numbers and a tool can refuse an unsupported combination
+// when it parses its options instead of at the first backward pass.
 #pragma once
 
 #include "kernels/attention.h"
@@ -9,7 +13,13 @@
 
 namespace fpa {
 
-// Throws std::invalid_argument on an unknown name.
+// Empty when `impl` in this build runs `variant`'s forward pass and its backward pass with
+// `min_grad`; otherwise why not, as one line ("cuda: FPA's straight-through backward is not
+// implemented on the GPU").
+std::string unsupported(Impl impl, Variant variant, MinGrad min_grad);
+
+// "auto" -> Fused when supported, else Reference; a named implementation must be supported.
+// Throws std::invalid_argument on an unknown name or an unsupported combination.
 Impl choose_impl(const std::string& name, Variant variant, MinGrad min_grad);
 
 }  // namespace fpa

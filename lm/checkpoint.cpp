@@ -60,7 +60,7 @@ std::string config_differences(const ModelConfig& saved, const ModelConfig& want
   const auto a = lines(saved), b = lines(wanted);
   std::string out;
   for (const auto& [name, value] : a)
-    if (b.count(name) && b.at(name) != value)
+    if (name != "impl" && b.count(name) && b.at(name) != value)
       out += fmt::format("{}{} = {} there, {} here", out.empty() ? "" : "; ", name, value, b.at(name));
   return out;
 }

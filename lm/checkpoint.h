@@ -40,7 +40,9 @@ std::string run_name(const std::string& checkpoint);
 // Model configuration as `name = value` lines, and back (throws std::runtime_error when invalid).
 std::string config_to_text(const ModelConfig& c);
 ModelConfig config_from_text(const std::string& text);
-// "hidden = 64 there, 32 here; ..." for every setting that differs; empty when none does.
+// "hidden = 64 there, 32 here; ..." for every setting that differs; empty when none does. The
+// implementation (`impl`) is how a run executes, not what it trains: recorded, never compared,
+// so a run resumes wherever `--impl auto` resolves differently.
 std::string config_differences(const ModelConfig& saved, const ModelConfig& wanted);
 
 void save_checkpoint(const std::string& path, LanguageModel& model,

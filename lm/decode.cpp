@@ -32,6 +32,10 @@ at::Tensor IncrementalDecoder::step(const at::Tensor& tokens) {
   // Inference mode skips autograd and version-counter bookkeeping: at one token per step the
   // per-operator overhead is a large part of the cost.
   c10::InferenceMode inference;
+  // One token, fused: the same computation on raw rows, without an operator per step.
+  if (tokens.size(0) == 1 && impl_ == fpa::Impl::Fused && tokens.scalar_type() == at::kLong &&
+      token_step_applies(*model_))
+    return token_step(*model_, tokens[0].item<int64_t>(), caches_)[0];
   return model_->forward(tokens.unsqueeze(0), caches_, impl_)[0];
 }
 

@@ -1,6 +1,5 @@
 #include "lm/model.h"
 
-#include "lm/token_step.h"
 
 #include <fmt/format.h>
 
@@ -231,10 +230,6 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens,
                                          std::vector<fpa::KvCache>& caches, fpa::Impl impl) {
   if (caches.size() != blocks.size())
     throw std::invalid_argument("model: forward with a cache needs one cache per layer");
-  // One token, fused: the same computation on raw rows, without an operator per step.
-  if (impl == fpa::Impl::Fused && tokens.dim() == 2 && tokens.size(0) == 1 &&
-      tokens.size(1) == 1 && tokens.scalar_type() == torch::kLong && token_step_applies(*this))
-    return token_step(*this, *tokens.data_ptr<int64_t>(), caches);
   auto x = embed(tokens);
   for (size_t l = 0; l < blocks.size(); ++l) x = blocks[l]->forward(x, caches[l], impl);
   return logits_from_hidden(x);

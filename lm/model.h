@@ -47,7 +47,9 @@ struct ModelConfig {
   double rope_base = 10000.0;   // transformer only
   double norm_eps = 1e-5;
   double init_std = 0.02;       // normal init of linear and embedding weights
-  // Operator options (fpa::AttentionOptions): implementation and FPA's backward mode.
+  // Operator options (fpa::AttentionOptions): implementation and FPA's backward mode. The
+  // implementation is a run setting (recorded in checkpoints, not compared on resume); the
+  // backward mode and temperature shape the training and are compared.
   fpa::Impl impl = fpa::Impl::Reference;
   fpa::MinGrad min_grad = fpa::MinGrad::StraightThrough;
   double st_temperature = 1.0;
@@ -123,8 +125,8 @@ struct LanguageModelImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& tokens);
   // Decoding: tokens (1, T) follow those already in `caches` (one per layer, from new_caches());
   // returns their logits (1, T, vocab). With nothing evicted this equals forward() on the whole
-  // sequence; lm/decode.h drives it with eviction policies. A single token with impl Fused,
-  // float32 parameters and no gradient takes lm/token_step.h (the same computation on raw rows).
+  // sequence; lm/decode.h drives it with eviction policies (and takes lm/token_step.h, the same
+  // computation on raw float32 rows, for a single token with the fused implementation).
   torch::Tensor forward(const torch::Tensor& tokens, std::vector<fpa::KvCache>& caches,
                         fpa::Impl impl = fpa::Impl::Fused);
   std::vector<fpa::KvCache> new_caches() const;  // in the dtype of the parameters

@@ -1,18 +1,30 @@
 #include "lm/presets.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
 
+namespace fs = std::filesystem;
+
 namespace fpa::lm {
 namespace {
 
+// Smallest model first (tiny, small, ..., paper), whatever the files are called.
 std::vector<Preset> make_presets() {
   std::vector<Preset> all;
   for (const auto& [name, text] : preset_files()) all.push_back(parse_preset(name, text));
+  auto size = [](const Preset& p) { return double(p.model.layers) * double(p.model.hidden) * double(p.model.hidden); };
+  std::sort(all.begin(), all.end(), [&](const Preset& a, const Preset& b) {
+    return size(a) != size(b) ? size(a) < size(b) : a.name < b.name;
+  });
   return all;
 }
 
@@ -27,6 +39,29 @@ const std::vector<Preset>& presets() {
 }
 
 }  // namespace
+
+std::string preset_dir() {
+  const char* env = std::getenv("FPA_PRESET_DIR");
+  return env && *env ? std::string(env) : std::string(FPA_PRESET_DIR);
+}
+
+std::vector<std::pair<std::string, std::string>> preset_files() {
+  const auto dir = preset_dir();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw std::invalid_argument(fmt::format("no preset folder '{}' (FPA_PRESET_DIR)", dir));
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".conf") continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) throw std::invalid_argument(fmt::format("cannot read preset file '{}'", e.path().string()));
+    files.emplace_back(e.path().stem().string(), text.str());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 Preset parse_preset(const std::string& name, const std::string& text) {
   Preset p{name, {}, {}, ""};
@@ -73,7 +108,8 @@ Preset parse_preset(const std::string& name, const std::string& text) {
 const Preset& preset(const std::string& name) {
   for (const auto& p : presets())
     if (p.name == name) return p;
-  throw std::invalid_argument(fmt::format("unknown preset '{}' (expected tiny, small or paper)", name));
+  throw std::invalid_argument(fmt::format("unknown preset '{}' ({}; a preset is a file {}/<name>.conf)",
+                                          name, fmt::join(preset_names(), ", "), preset_dir()));
 }
 
 std::vector<std::string> preset_names() {

@@ -58,10 +58,10 @@ void print_param_counts(const ModelConfig& base) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Cli cli("lm-train", "Train a byte-level language model (tiny, small or paper preset).", "");
+  Cli cli("lm-train", "Train a byte-level language model from a preset (configs/lm/<preset>.conf).", "");
   cli.add()
       ("preset", po::value<std::string>()->default_value("tiny"),
-       "tiny | small | paper (configs/lm/<preset>.conf, compiled in)")
+       "a preset file's name: configs/lm/<preset>.conf (tiny, small, ...)")
       ("variant", po::value<std::string>()->default_value("fpa"),
        "attention: transformer | softmax-nope | fox | fpa")
       ("corpus", po::value<std::string>()->default_value("data/brown/text"),
@@ -101,25 +101,37 @@ int main(int argc, char** argv) {
   cli.range("nproc", 1, 64);
   cli.range("master-port", 0, 65535);
   cli.require([](const po::variables_map& vm) {
-    try { preset(vm["preset"].as<std::string>()); return true; } catch (...) { return false; }
-  }, "--preset must be tiny, small or paper");
+    try {
+      preset(vm["preset"].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      fail_usage(std::string("--preset: ") + e.what());
+    }
+    return true;
+  }, "--preset");
   cli.require([](const po::variables_map& vm) {
     try { parse_attention_kind(vm["variant"].as<std::string>()); return true; } catch (...) { return false; }
   }, "--variant must be transformer, softmax-nope, fox or fpa");
   cli.require([](const po::variables_map& vm) {
+    try { parse_min_grad(vm["fpa-backward"].as<std::string>()); return true; } catch (...) { return false; }
+  }, "--fpa-backward must be exact or straight-through");
+  cli.require([](const po::variables_map& vm) {
     const auto s = vm["impl"].as<std::string>();
     return s == "auto" || s == "reference" || s == "fused" || s == "cuda";
   }, "--impl must be auto, reference, fused or cuda");
-  cli.require([](const po::variables_map& vm) {
-    const auto s = vm["impl"].as<std::string>();
-    return s == "auto" || impl_available(parse_impl(s));
-  }, "--impl: this build has no such implementation (cuda needs a CUDA build and a GPU)");
+  cli.require([](const po::variables_map& vm) {  // what the implementation table says it runs
+    std::string why;
+    try {
+      why = fpa::unsupported(parse_impl(vm["impl"].as<std::string>()),
+                             operator_variant(parse_attention_kind(vm["variant"].as<std::string>())),
+                             parse_min_grad(vm["fpa-backward"].as<std::string>()));
+    } catch (const std::invalid_argument&) {
+      return true;  // auto, or a bad name another check reports
+    }
+    if (!why.empty()) fail_usage("--impl " + vm["impl"].as<std::string>() + ": " + why);
+    return true;
+  }, "--impl: not supported");
   cli.input("corpus", PathKind::Dir);
   cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "log.csv.json", ".lock"});
-  cli.require([](const po::variables_map& vm) {
-    const auto s = vm["fpa-backward"].as<std::string>();
-    return s == "exact" || s == "straight-through";
-  }, "--fpa-backward must be exact or straight-through");
   cli.parse(argc, argv);
 
   try {

@@ -6,13 +6,13 @@ import math
 import os
 
 import common
+import lm_compress
 import style
 from common import Claim, Section, Table, num
 
 SUMMARY_COLUMNS = ["preset", "variant", "params", "train_tokens", "tokens_per_s", "val_ppl",
                    "test_ppl", "test_bpb"]
 POSITION_COLUMNS = ["variant", "position", "test_loss"]
-PRESET_ORDER = ["tiny", "small", "paper"]
 C5_TOLERANCE = 0.02
 C5_MIN_SEEDS = 3  # SPEC section 8: fewer runs per variant leave C5 "not tested"
 
@@ -40,8 +40,24 @@ def sample_std(xs):
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else math.nan
 
 
+def preset_sizes():
+    """preset -> layers x width^2 from configs/lm/<preset>.conf: the order lm-train lists presets
+    in (smallest first), read from the preset files rather than a list kept here."""
+    if not hasattr(preset_sizes, "cache"):
+        sizes = {}
+        root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "lm")
+        for f in glob.glob(os.path.join(root, "*.conf")):
+            kv = {}
+            for line in open(f):
+                k, _, v = line.split("#")[0].partition("=")
+                kv[k.strip()] = v.strip()
+            sizes[os.path.basename(f)[:-5]] = int(kv.get("layers", 0)) * int(kv.get("hidden", 0)) ** 2
+        preset_sizes.cache = sizes
+    return preset_sizes.cache
+
+
 def preset_rank(p):
-    return PRESET_ORDER.index(p) if p in PRESET_ORDER else -1
+    return preset_sizes().get(p, -1)
 
 
 def build(results, out):
@@ -110,6 +126,16 @@ def build(results, out):
     else:
         sec.notes.append("No per-position loss CSV found under results/lm/: loss-vs-position figure not drawn.")
     decide_c5(agg, claim, results)
+    gap = gap_by_size(agg)
+    if len(gap) >= 1:
+        sec.figures.append(gap_figure(gap, out))
+        claim.details.append(trend_line(gap))
+        claim.links.append("figures/lm_gap_by_size.png")
+    compress = lm_compress.load(results)
+    if compress:
+        sec.figures.append(lm_compress.figure(compress, out))
+        sec.tables.append(lm_compress.table(compress))
+        sec.sources.append(compress["rel"])
     return sec
 
 
@@ -171,6 +197,61 @@ def decide_c5(agg, claim, results):
             d = (agg[(pp, "fpa")]["test_ppl"] - agg[(pp, "fox")]["test_ppl"]) / agg[(pp, "fox")]["test_ppl"]
             claim.details.append(f"preset '{pp}' beside the verdict: FPA {d:+.2%} against FoX "
                                  f"({agg[(pp, 'fpa')]['runs']} / {agg[(pp, 'fox')]['runs']} seed(s))")
+
+
+def gap_by_size(agg):
+    """Per preset with FPA and FoX runs, smallest first: (preset, FPA params, per-seed relative gaps
+    {seed: (FPA - FoX) / FoX}, paired mean, 95% half-width or nan, seeds)."""
+    out = []
+    for p in sorted({p for p, _ in agg}, key=lambda p: (preset_rank(p), p)):
+        if (p, "fpa") not in agg or (p, "fox") not in agg:
+            continue
+        fpa, fox = agg[(p, "fpa")], agg[(p, "fox")]
+        seeds = sorted(set(fpa["by_seed"]) & set(fox["by_seed"]))
+        per_seed = {s: (fpa["by_seed"][s] - fox["by_seed"][s]) / fox["by_seed"][s] for s in seeds}
+        mean_d, half, n = paired_difference(fpa, fox)
+        out.append((p, fpa["params"], per_seed, mean_d, half, n))
+    return out
+
+
+def trend_line(gap):
+    """C5's 'trend with size' line: the FPA - FoX gap at each preset run, and how it moved."""
+    parts = []
+    for p, params, _, mean_d, half, n in gap:
+        ci = f", 95% interval [{mean_d - half:+.2%}, {mean_d + half:+.2%}]" if n >= 2 else ""
+        parts.append(f"{p} ({params / 1e6:.2f}M parameters) {mean_d:+.2%} over {n} seed(s){ci}")
+    text = "trend with size: FPA - FoX test perplexity, relative, paired by seed: " + "; ".join(parts)
+    if len(gap) >= 2:
+        (p0, _, _, d0, _, _), (p1, _, _, d1, _, n1) = gap[0], gap[-1]
+        text += (f". From {p0} to {p1} the gap moved by {100 * (d1 - d0):+.2f} percentage points"
+                 + (f" ({p1} has {n1} seed(s): too few to tell the move from seed noise)" if n1 < C5_MIN_SEEDS else "")
+                 + "; nothing is extrapolated past the largest preset run.")
+    else:
+        text += ". One preset run: no trend yet."
+    return text
+
+
+def gap_figure(gap, out):
+    """FPA - FoX relative test perplexity against parameters: each seed a point, the mean with its
+    95% interval where 2 or more seeds ran."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    for p, params, per_seed, mean_d, half, n in gap:
+        xs = [params] * len(per_seed)
+        ax.plot(xs, [100 * d for d in per_seed.values()], "o", color=style.colour("fpa"), alpha=0.35,
+                markersize=4, linestyle="none")
+        ax.errorbar([params], [100 * mean_d], yerr=[[100 * half], [100 * half]] if n >= 2 else None,
+                    fmt="s", color="black", capsize=4, markersize=5)
+        ax.annotate(f"{p} ({n} seed{'s' if n != 1 else ''})", (params, 100 * mean_d), textcoords="offset points",
+                    xytext=(6, 6), fontsize=8)
+    ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters (FPA)")
+    ax.set_ylabel("FPA - FoX test perplexity (% of FoX)")
+    fig.tight_layout()
+    return style.save(fig, out, "lm_gap_by_size"), (
+        "Claim C5's deciding quantity against model size: FPA - FoX test perplexity relative to FoX, paired "
+        "by seed; faded points are seeds, squares the mean with its 95% Student t interval (2+ seeds).")
 
 
 def eval_cap(results):

@@ -7,6 +7,7 @@ import math
 import os
 
 import common
+import passkey_scale
 import passkey_sweep
 import style
 from common import Claim, Section, Table, num
@@ -131,6 +132,11 @@ def build(results, out):
         best = passkey_sweep.field_best(sweep, runs)
         if best:
             claim.details.append(best)
+    floor = passkey_scale.load(results, per_run)
+    if floor:
+        sec.figures.append(passkey_scale.figure(floor, out))
+        claim.details.append(passkey_scale.trend_line(floor))
+        claim.links.append("figures/passkey_occupancy_floor.png")
     return sec
 
 

@@ -12,12 +12,9 @@ import numpy as np
 import common
 import style
 from common import Claim, Section, Table, fmt, num
-
-SUMMARY_COLUMNS = ["task", "model", "head_dim", "seeds_run", "seeds_converged", "mass_mean",
-                   "mass_std", "mass2n_mean", "nmse_mean", "nmse2n_mean"]
-DUMP_COLUMNS = ["kind", "head", "i", "j", "value", "label"]
-TASK_ORDER = ["dips", "brackets", "erase"]
-MIN_SEEDS_FOR_VERDICT = 3
+import synthetic_sweep
+from synthetic_common import (DUMP_COLUMNS, MIN_SEEDS_FOR_VERDICT, SUMMARY_COLUMNS, model_key, model_label,
+                              model_sort, task_sort)
 
 C4_STATEMENT = ("On synthetic target-set tasks, one-layer FPA heads reach the target sets on every "
                 "seed, while softmax and FoX baselines fail on every seed.")
@@ -26,28 +23,6 @@ C4_RULE = ("reproduced iff, for some FPA backward mode and one head dimension d,
            f"{MIN_SEEDS_FOR_VERDICT} seeds run (converged: target mass >= 0.9 and normalised MSE <= 0.1 "
            "at the training length). Not reproduced iff every such cell was run and the rule fails. "
            "Otherwise not tested.")
-
-
-def model_key(row):
-    grad = row.get("fpa_backward", "")
-    if row["model"] == "fpa" and grad and grad != "n/a":
-        return f"fpa/{grad}"
-    return row["model"]
-
-
-def model_label(key):
-    if key.startswith("fpa/"):
-        return "FPA (" + key.split("/", 1)[1] + ")"
-    return style.label(key)
-
-
-def model_sort(key):
-    base = key.split("/")[0]
-    return (style.variant_sort_key(base), key)
-
-
-def task_sort(task):
-    return (TASK_ORDER.index(task) if task in TASK_ORDER else len(TASK_ORDER), task)
 
 
 def build(results, out):
@@ -60,7 +35,6 @@ def build(results, out):
     if rows is None:  # the sweep writes summary.csv at its end; summarise the finished runs so far
         rows = summarize_runs(results)
         partial = bool(rows)
-    import synthetic_sweep  # here: it imports this module's helpers
     sweep = synthetic_sweep.build(results, out, sec, claim)
     # The rule looks for SOME head dimension: the sweep's (n = 64, same training) add the
     # dimensions summary.csv lacks; where both have a dimension, summary.csv's cell (more seeds) is used.

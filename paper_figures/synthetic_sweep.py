@@ -9,8 +9,8 @@ import os
 import common
 import style
 from common import Table, num
-from synthetic import (MIN_SEEDS_FOR_VERDICT, SUMMARY_COLUMNS, model_key, model_label, model_sort,
-                       task_sort)
+from synthetic_common import (MIN_SEEDS_FOR_VERDICT, SUMMARY_COLUMNS, model_key, model_label, model_sort,
+                              task_sort)
 
 MASS_MIN, NMSE_MAX = 0.9, 0.1  # "converged" (SPEC section 4; synthetic/train.h)
 

@@ -135,7 +135,7 @@ declare -A base=(
   [lm-train]="--corpus $s/corpus --out-dir $s/new" [lm-eval]="--checkpoint $s/run --corpus $s/corpus"
   [lm-prepare-brown]="--raw $s/corpus --out-dir $s/new" [passkey-train]="--out-dir $s/new"
   [passkey-eval]="--checkpoint $s/run --train-len 300" [passkey-probe]="--checkpoint $s/run"
-  [lm-export]="--checkpoint $s/run")
+  [lm-export]="--checkpoint $s/run" [lm-compress]="--checkpoint $s/run --corpus $s/corpus")
 for t in "${tools[@]}"; do
   b=(${base[$t]:-})
   case_ unknown-flag "--no-such-flag" "$t" "${b[@]}" --no-such-flag 1
@@ -185,6 +185,11 @@ case_ unallocatable "lm-eval" lm-eval --batch 1000000 --checkpoint "$s/run" --co
 case_ out-of-range "--length" passkey-train --length 100 --out-dir "$s/new"
 case_ out-of-range "--hidden" passkey-train --hidden 1000000000 --out-dir "$s/new"
 case_ unallocatable "passkey-train" passkey-train --hidden 1000000 --heads 4 --out-dir "$s/new"
+case_ out-of-range "--policies" lm-compress --policies snapkv --checkpoint "$s/run" --corpus "$s/corpus"
+case_ out-of-range "--budgets" lm-compress --budgets 0 --checkpoint "$s/run" --corpus "$s/corpus"
+case_ out-of-range "--split" lm-compress --split train --checkpoint "$s/run" --corpus "$s/corpus"
+case_ missing-path "--checkpoint" lm-compress --checkpoint "$s/no-such" --corpus "$s/corpus"
+case_ corrupt-checkpoint "flipped.pt" lm-compress --checkpoint "$s/flipped.pt" --corpus "$s/corpus" --out "$s/new.csv"
 case_ out-of-range "--policies" passkey-eval --policies full,full --checkpoint "$s/run"
 case_ out-of-range "--lengths" passkey-eval --lengths 1,1 --checkpoint "$s/run"
 case_ unallocatable "passkey-eval" passkey-eval --checkpoint "$s/run" --train-len 300 --lengths 1000000000 --out "$s/new.csv"

@@ -9,6 +9,9 @@ if(TARGET fpa_lm)
   target_link_libraries(test_lm_parallel PRIVATE fpa_lm)
   target_compile_definitions(test_lm_parallel PRIVATE LM_TRAIN_PATH="$<TARGET_FILE:lm-train>")
   add_dependencies(test_lm_parallel lm-train)
+  # A preset is one file: one added at run time trains (FPA_PRESET_DIR).
+  add_test(NAME lm_preset_is_a_file
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/preset_is_a_file.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
 endif()
 # Language-model compression (lm/compress): the compressed-cache loss against the model's own.
 if(TARGET fpa_lm_compress)

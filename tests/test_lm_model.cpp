@@ -77,7 +77,7 @@ TEST(LmModel, InvalidConfigurationIsRejected) {
   EXPECT_THROW(preset("huge"), std::invalid_argument);
 }
 
-// The preset files (configs/lm/*.conf, compiled in) hold the values the presets had when they were
+// The preset files (configs/lm/*.conf, read at run time) hold the values the presets had when they were
 // code: runs and checkpoints made before the move must resume and evaluate the same.
 TEST(LmModel, PresetFilesKeepTheEarlierPresets) {
   const auto& t = preset("tiny");
@@ -98,7 +98,11 @@ TEST(LmModel, PresetFilesKeepTheEarlierPresets) {
                                   p.model.context, p.train.batch, p.train.accum}),
             std::vector<int64_t>({50277, 768, 12, 1536, 2048, 256, 8}));
   EXPECT_EQ(t.note, "CPU, minutes: the scale the suite runs (claim C5's study, lm/reproduce.sh).");
-  EXPECT_EQ(preset_names(), (std::vector<std::string>{"tiny", "small", "paper"}));
+  const auto names = preset_names();  // smallest first: tiny, small, any others, paper
+  ASSERT_GE(names.size(), 3u);
+  EXPECT_EQ(names[0], "tiny");
+  EXPECT_EQ(names[1], "small");
+  EXPECT_EQ(names.back(), "paper");
 }
 
 TEST(LmModel, PresetFileErrorsNameTheLine) {

@@ -11,7 +11,6 @@ namespace fpa::bench {
 namespace {
 
 std::atomic<int64_t> g_live{0}, g_peak{0};
-bool g_installed = false;
 
 constexpr size_t kHeader = 64;  // keeps 64-byte alignment and stores the size
 
@@ -50,9 +49,7 @@ class CountingAllocator final : public c10::Allocator {
 void install_alloc_meter() {
   static CountingAllocator allocator;
   c10::SetCPUAllocator(&allocator, /*priority=*/100);
-  g_installed = true;
 }
-bool alloc_meter_installed() { return g_installed; }
 int64_t live_bytes() { return g_live.load(); }
 void reset_peak() { g_peak = g_live.load(); }
 int64_t peak_bytes() { return g_peak.load(); }

@@ -13,7 +13,6 @@
 namespace fpa::bench {
 
 void install_alloc_meter();
-bool alloc_meter_installed();
 int64_t live_bytes();
 void reset_peak();      // peak := live
 int64_t peak_bytes();

@@ -231,9 +231,10 @@ int main(int argc, char** argv) {
     mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("fpa-backward"));
     mc.st_temperature = cli.get<double>("st-temperature");
     mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
-    // Seeded after choose_impl, whose probe of `auto` draws random numbers: the same --seed gives
-    // the same run whatever --impl resolves from (as lm-train). Runs trained before 2026-12-02
-    // (c6 fpa-s1 and fpa-s3 included) were seeded before the probe.
+    // choose_impl reads a table and draws no random numbers (until 2026-12-02 it probed the
+    // kernel, drawing some, so the seed is set after it as then): the same --seed gives the same
+    // run whatever --impl resolves from. Runs trained before 2026-12-02 (the first c6 fpa-s1 and
+    // fpa-s3) were seeded before that probe.
     seed_everything(cli.seed());
     mc.validate();
     lm::require_training_memory(mc, cli.get<int64_t>("batch"), "passkey-train");
@@ -374,10 +375,10 @@ int main(int argc, char** argv) {
       return stopping;
     };
     const auto loop = lm::run_train_loop(model, *optimizer, tc, progress.step, hooks);
-    if (loop.diverged) {
+    if (loop.diverged) {  // exit code 3, as lm-train's (lm/README.md)
       std::cerr << fmt::format("error: loss is {} at step {}; the last good checkpoint is kept\n",
                                loop.loss, loop.steps_done);
-      return 1;
+      return 3;
     }
     if (loop.stopped) return 0;
     bar.finish();

@@ -25,6 +25,9 @@
 #             profile (make reproduce PROFILE=passkey).
 #   full    : folder c6 as well, seed 0 of each variant only (the full profile's share of the
 #             passkey profile: the same runs, so a later PROFILE=passkey skips them).
+#   passkey-scale : folder scale (issue 30); seeds 0-2 of fpa-h16 (16 heads) and fpa-l4 (4
+#             layers), configs/passkey/c6-<variant>.conf, evaluated and probed as the passkey
+#             profile, weights in results/weights/passkey-scale/.
 # PASSKEY_SEEDS and PASSKEY_VARIANTS override the seeds and variants. A run whose
 # <run>.summary.csv exists with the same stamp (config file contents + evaluation settings) is
 # skipped; an interrupted training resumes; a run folder trained with another recipe is moved
@@ -41,9 +44,13 @@ case "$PROFILE" in
          TRAIN_EXTRA=(--steps "${PASSKEY_QUICK_STEPS:-200}") ;;
   passkey) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0 1 2 3 4"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
   full) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
-  *) echo "error: PROFILE must be quick, full or passkey, got '$PROFILE'" >&2; exit 2 ;;
+  passkey-scale) FOLDER=scale; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
+  *) echo "error: PROFILE must be quick, full, passkey or passkey-scale, got '$PROFILE'" >&2; exit 2 ;;
 esac
-VARIANTS=${PASSKEY_VARIANTS:-"fpa fox-b5 transformer"}
+DEFAULT_VARIANTS=$([[ $FOLDER == scale ]] && echo "fpa-h16 fpa-l4" || echo "fpa fox-b5 transformer")
+VARIANTS=${PASSKEY_VARIANTS:-$DEFAULT_VARIANTS}
+# The folders whose trained models are published (results/weights/<study>/<run>.pt).
+case "$FOLDER" in c6) WEIGHTS=passkey ;; scale) WEIGHTS=passkey-scale ;; *) WEIGHTS="" ;; esac
 OUT=$RESULTS/$FOLDER      # per-run CSVs; summary.csv and c6_table.md in $RESULTS
 RUNS=runs/passkey/$FOLDER
 
@@ -86,7 +93,7 @@ run_one() {
   echo "passkey: evaluating $run $(date -u +%H:%M:%S)"
   nice -n 5 "$BIN/passkey-eval" --config "$EVAL_CONFIG" --checkpoint "$RUNS/$run" --variant "$v" \
     --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
-  [[ "$FOLDER" == c6 ]] && scripts/publish_weights.sh "$BIN" passkey "$RUNS/$run" "$run"
+  [[ -n "$WEIGHTS" ]] && scripts/publish_weights.sh "$BIN" "$WEIGHTS" "$RUNS/$run" "$run"
   echo "$stamp" > "$OUT/.done-$run"
   rm -f "$OUT/probe-$run.csv"  # a retrained run's probe is redone, not kept from its old weights
   probe_one "$v" "$seed"
@@ -112,11 +119,11 @@ for v in $VARIANTS; do
   for seed in $SEEDS; do
     run="$v-s$seed"
     stamp="config=$(recipe_text "$config" | md5sum | cut -c1-12) ${TRAIN_EXTRA[*]} keys=$KEYS budgets=$BUDGETS policies=$POLICIES"
-    # In folder c6 a run is complete only with its weights published (results/weights/): a run
+    # In a published folder a run is complete only with its weights (results/weights/): a run
     # evaluated before weights were published is retrained (its CSVs then change; see
     # docs/notes/retraining-2026-12-02.md).
     if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]] &&
-       [[ "$FOLDER" != c6 || -f "results/weights/passkey/$run.pt" ]]; then
+       [[ -z "$WEIGHTS" || -f "results/weights/$WEIGHTS/$run.pt" ]]; then
       echo "passkey: $run done (skipping)"
       [[ -d "$RUNS/$run" ]] && probe_one "$v" "$seed"  # runs evaluated before the probe existed
       continue
@@ -128,4 +135,10 @@ for v in $VARIANTS; do
 done
 while (( running > 0 )); do wait -n || failed=1; running=$((running - 1)); done
 if (( failed )); then echo "error: a passkey run failed (see above)" >&2; exit 1; fi
-/usr/bin/python3 lm/passkey/summarize.py "$RESULTS" "$OUT"
+# The C6 study's folders make results/passkey/summary.csv and the C6 table; the scale runs keep
+# theirs in their folder (results/passkey/scale/summary.csv), out of C6's verdict.
+if [[ $FOLDER == scale ]]; then
+  /usr/bin/python3 lm/passkey/merge_summaries.py "$OUT"
+else
+  /usr/bin/python3 lm/passkey/summarize.py "$RESULTS" "$OUT"
+fi

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # lm/passkey/reproduce.sh's orchestration, with stub passkey-train/passkey-eval (a second):
 # every (seed, variant) run is trained, evaluated and merged; a rerun skips finished runs; a run
-# folder trained with another recipe is moved aside, not resumed; a failing run fails the script.
+# folder trained with another recipe is moved aside, not resumed; a failing run fails the script;
+# in a published folder (passkey-scale here, c6 alike) a run is done only with its weights.
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/bin" "$dir/repo/lm/passkey"
-cp "$src/reproduce.sh" "$src/summarize.py" "$dir/repo/lm/passkey/"
+cp "$src/reproduce.sh" "$src/summarize.py" "$src/merge_summaries.py" "$dir/repo/lm/passkey/"
+mkdir -p "$dir/repo/scripts" && cp "$src/../../scripts/publish_weights.sh" "$dir/repo/scripts/"
 mkdir -p "$dir/repo/configs" && cp -r "$src/../../configs/passkey" "$dir/repo/configs/"
 # Stub trainer: records its flags; fails for the run named in $FAIL_RUN.
 cat >"$dir/bin/passkey-train" <<'STUB'
@@ -34,6 +36,13 @@ cat >"$dir/bin/passkey-probe" <<'STUB'
 prev=""; out=""
 for a in "$@"; do [[ $prev == --out ]] && out=$a; prev=$a; done
 echo "variant,run" >"$out"
+STUB
+# Stub exporter: writes its --out.
+cat >"$dir/bin/lm-export" <<'STUB'
+#!/usr/bin/env bash
+prev=""; out=""
+for a in "$@"; do [[ $prev == --out ]] && out=$a; prev=$a; done
+echo "weights" >"$out"
 STUB
 chmod +x "$dir/bin/"*
 cd "$dir/repo"
@@ -64,4 +73,17 @@ ls -d runs/passkey/quick/fpa-s0.old-* >/dev/null || fail "no folder moved aside"
 rm results/passkey/quick/.done-transformer-s1
 if FAIL_RUN=transformer-s1 lm/passkey/reproduce.sh "$dir/bin" >"$dir/log4" 2>&1; then fail "a failed run should fail the script"; fi
 grep -q "a passkey run failed" "$dir/log4" || { cat "$dir/log4"; fail "no error line"; }
+# A published folder: each run's weights published; a run without them is retrained.
+scale=(env PROFILE=passkey-scale PASSKEY_SEEDS=0 PASSKEY_VARIANTS="fpa-h16 fpa-l4")
+"${scale[@]}" lm/passkey/reproduce.sh "$dir/bin" >"$dir/log5" 2>&1 || { cat "$dir/log5"; fail "scale run"; }
+for r in fpa-h16-s0 fpa-l4-s0; do
+  [[ -s results/weights/passkey-scale/$r.pt ]] || fail "$r: weights not published"
+  grep -q "passkey-scale/$r.pt" results/weights/SHA256SUMS || fail "$r: no checksum"
+done
+[[ $(grep -c ',full,' results/passkey/scale/summary.csv) -eq 2 ]] || fail "scale summary should have its 2 runs"
+[[ $(grep -c ',full,' results/passkey/summary.csv) -eq 4 ]] || fail "the scale runs must stay out of C6's summary"
+rm results/weights/passkey-scale/fpa-l4-s0.pt
+"${scale[@]}" lm/passkey/reproduce.sh "$dir/bin" >"$dir/log6" 2>&1 || fail "scale rerun"
+grep -q "fpa-h16-s0 done (skipping)" "$dir/log6" || { cat "$dir/log6"; fail "a published run not skipped"; }
+grep -q "training fpa-l4-s0" "$dir/log6" || { cat "$dir/log6"; fail "a run without weights not retrained"; }
 echo "PASS passkey reproduce.sh orchestration"

@@ -1,0 +1,50 @@
+// Which implementation runs what (kernels/impl_choice.h): a table, not a probe. `auto` picks the
+// fused kernel for every variant and backward mode and draws no random numbers; a named
+// implementation that cannot run a combination is refused before any work.
+#include "kernels/attention.h"
+#include "kernels/impl_choice.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+using namespace fpa;
+
+namespace {
+const Variant kVariants[] = {Variant::Softmax, Variant::Fox, Variant::Fpa};
+const MinGrad kModes[] = {MinGrad::Exact, MinGrad::StraightThrough};
+}  // namespace
+
+TEST(ImplChoice, AutoIsFusedEverywhereAndDrawsNoRandomNumbers) {
+  for (auto v : kVariants)
+    for (auto g : kModes) {
+      torch::manual_seed(11);
+      const auto before = torch::rand({1}).item<double>();
+      torch::manual_seed(11);
+      EXPECT_EQ(choose_impl("auto", v, g), Impl::Fused) << to_string(v) << " " << to_string(g);
+      EXPECT_EQ(torch::rand({1}).item<double>(), before);
+    }
+}
+
+// What the table says the fused kernel supports, it runs: forward and backward, every cell.
+TEST(ImplChoice, TheTableMatchesWhatTheKernelsRun) {
+  for (auto v : kVariants)
+    for (auto g : kModes) {
+      for (auto impl : {Impl::Reference, Impl::Fused}) {
+        ASSERT_EQ(unsupported(impl, v, g), "");
+        auto q = torch::randn({1, 2, 5, 4}, torch::kDouble).requires_grad_(true);
+        auto gate = v == Variant::Softmax ? at::Tensor() : -torch::rand({1, 2, 5}, torch::kDouble);
+        AttentionOptions o;
+        o.variant = v;
+        o.impl = impl;
+        o.min_grad = g;
+        EXPECT_NO_THROW(attention(q, q, q, gate, o).sum().backward()) << to_string(impl);
+      }
+    }
+}
+
+TEST(ImplChoice, UnsupportedCombinationsAreRefusedByName) {
+  EXPECT_NE(unsupported(Impl::Cuda, Variant::Fpa, MinGrad::StraightThrough), "");
+  EXPECT_THROW(choose_impl("cuda", Variant::Fpa, MinGrad::StraightThrough), std::invalid_argument);
+  EXPECT_THROW(choose_impl("nonsense", Variant::Fpa, MinGrad::Exact), std::invalid_argument);
+  EXPECT_EQ(choose_impl("reference", Variant::Fpa, MinGrad::StraightThrough), Impl::Reference);
+}
