@@ -18,3 +18,5 @@ if(TARGET fpa_lm_compress)
   fpa_test(test_lm_compress ${CMAKE_CURRENT_LIST_DIR}/test_lm_compress.cpp)
   target_link_libraries(test_lm_compress PRIVATE fpa_lm_compress)
 endif()
+# lm/reproduce.sh with stub binaries: runs, skipping, weights required beyond quick, failures.
+add_test(NAME lm_reproduce_script COMMAND ${CMAKE_SOURCE_DIR}/tests/lm_reproduce_script.sh)
