@@ -5,10 +5,9 @@
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
-#include "lm/checkpoint.h"
 #include "lm/decode.h"
-#include "lm/memory.h"
 #include "lm/passkey/calibrate.h"
+#include "lm/passkey/eval_setup.h"
 #include "lm/passkey/evaluate.h"
 
 #include <fmt/format.h>
@@ -98,34 +97,18 @@ int main(int argc, char** argv) {
   if (keys_at.size() != lengths.size())
     fail_usage(fmt::format("--keys: {} counts for {} lengths (give one, or one per length)",
                            keys_at.size(), lengths.size()));
-  if (const auto L = cli.get<int64_t>("train-len"); L > 0)  // before loading the checkpoint
-    lm::require_sequence_length(int64_t(*std::max_element(lengths.begin(), lengths.end())) * L,
-                                fmt::format("passkey-eval at --lengths x --train-len {}", L));
   const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
   require_unique(budgets, "budgets");
 
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
-    auto loaded = lm::load_model(cli.get<std::string>("checkpoint"));
-    const std::string variant = cli.get<std::string>("variant").empty()
-                                    ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
-    const int64_t L = cli.get<int64_t>("train-len") > 0 ? cli.get<int64_t>("train-len") : loaded.config.context;
-    const std::string run = lm::run_name(cli.get<std::string>("checkpoint"));
-
-    PromptConfig pc;
-    pc.key_digits = cli.get<int>("key-digits");
-    if (!cli.get<std::string>("filler-file").empty())
-      pc.filler = read_filler_file(cli.get<std::string>("filler-file"));
-    const int64_t longest = int64_t(*std::max_element(lengths.begin(), lengths.end())) * L;
-    lm::require_sequence_length(longest, fmt::format("passkey-eval at --lengths x --train-len {}", L));
-    if (int64_t(*std::min_element(lengths.begin(), lengths.end())) * L < pc.fixed_bytes())
-      fail_usage(fmt::format("--lengths x --train-len: the shortest prompt has {} bytes, fewer than "
-                             "the prompt's fixed parts ({} bytes)",
-                             int64_t(*std::min_element(lengths.begin(), lengths.end())) * L,
-                             pc.fixed_bytes()));
-    lm::require_decoding_memory(loaded.config, longest,
-                                fmt::format("passkey-eval at --lengths {} x L = {}", longest / L, longest));
+    auto setup = load_eval_setup(cli, lengths, "passkey-eval");
+    auto& loaded = setup.loaded;
+    const auto& variant = setup.variant;
+    const int64_t L = setup.L;
+    const auto& run = setup.run;
+    const auto& pc = setup.prompt;
 
     cache::Settings settings;
     settings.epsilon = cli.get<double>("epsilon");
@@ -207,10 +190,7 @@ int main(int argc, char** argv) {
       }
     }
     bar.finish();
-    auto prov = Provenance::from(cli);
-    const auto trained = lm::training_record(cli.get<std::string>("checkpoint"));
-    prov.config["train-seed"] = trained.seed;
-    prov.config["train-config"] = trained.config;
+    const auto prov = eval_provenance(cli);
     cells.commit(prov);
     summary.commit(prov);
   } catch (const UsageError& e) {  // bad input found before any prompt: exit 2

@@ -14,9 +14,8 @@
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/eviction.h"
-#include "lm/checkpoint.h"
 #include "lm/decode.h"
-#include "lm/memory.h"
+#include "lm/passkey/eval_setup.h"
 #include "lm/passkey/prompt.h"
 
 #include <fmt/format.h>
@@ -87,17 +86,12 @@ int main(int argc, char** argv) {
   try {
     set_threads(cli.threads());
     auto rng = seed_everything(cli.seed());
-    auto loaded = lm::load_model(cli.get<std::string>("checkpoint"));
-    const std::string variant = cli.get<std::string>("variant").empty()
-                                    ? lm::to_string(loaded.config.kind) : cli.get<std::string>("variant");
-    const int64_t L = loaded.config.context, heads = loaded.config.heads;
-    const int64_t longest = int64_t(*std::max_element(lengths.begin(), lengths.end())) * L;
-    lm::require_sequence_length(longest, fmt::format("passkey-probe at --lengths x the checkpoint's length {}", L));
-    lm::require_decoding_memory(loaded.config, longest,
-                                fmt::format("passkey-probe at --lengths {} x L = {}", longest / L, longest));
-    const std::string run = lm::run_name(cli.get<std::string>("checkpoint"));
-    PromptConfig pc;
-    pc.key_digits = cli.get<int>("key-digits");
+    auto setup = load_eval_setup(cli, lengths, "passkey-probe");  // passkey-eval's set-up
+    auto& loaded = setup.loaded;
+    const auto& variant = setup.variant;
+    const int64_t L = setup.L, heads = loaded.config.heads;
+    const auto& run = setup.run;
+    const auto& pc = setup.prompt;
     const auto depths = spread_depths(cli.get<int>("depths"));
     const int keys = cli.get<int>("keys");
     const double budget = cli.get<double>("budget"), epsilon = cli.get<double>("epsilon");
@@ -152,11 +146,7 @@ int main(int argc, char** argv) {
       }
     }
     bar.finish();
-    auto prov = Provenance::from(cli);
-    const auto trained = lm::training_record(cli.get<std::string>("checkpoint"));
-    prov.config["train-seed"] = trained.seed;
-    prov.config["train-config"] = trained.config;
-    out.commit(prov);
+    out.commit(eval_provenance(cli));
   } catch (const UsageError& e) {  // a missing or corrupt checkpoint: bad input, exit 2
     fail_usage(e.what());
   } catch (const std::exception& e) {

@@ -1,0 +1,35 @@
+// What passkey-eval and passkey-probe share before their first prompt (one set-up, so that both
+// read the same model, length and prompts): the checkpoint or weights file, the CSV label, the
+// training length L, the prompt configuration, and the checks that every evaluated length fits
+// (sequence length, decoding memory, the prompt's fixed parts); and the provenance both write,
+// with the training run's seed and config file.
+#pragma once
+
+#include "experiments/cli.h"
+#include "experiments/provenance.h"
+#include "lm/checkpoint.h"
+#include "lm/passkey/prompt.h"
+
+#include <string>
+#include <vector>
+
+namespace fpa::passkey {
+
+struct EvalSetup {
+  lm::LoadedModel loaded;
+  std::string variant;  // the CSV label: --variant when given, else the model's attention kind
+  std::string run;      // the checkpoint's run name (lm::run_name)
+  int64_t L = 0;        // training length: --train-len when the tool has it and it is > 0, else the model's context
+  PromptConfig prompt;  // --key-digits, and --filler-file when the tool has it
+};
+
+// Reads --checkpoint, --variant, --key-digits and (when the tool defines them) --train-len and
+// --filler-file. Bad input (a length that does not fit, a missing or corrupt file) ends the
+// program with exit code 2 or throws UsageError; `tool` names it in messages.
+EvalSetup load_eval_setup(const Cli& cli, const std::vector<int>& lengths, const std::string& tool);
+
+// The provenance of an evaluation's CSVs: the tool's options plus the training run's seed and
+// config file (train-seed, train-config).
+Provenance eval_provenance(const Cli& cli);
+
+}  // namespace fpa::passkey
