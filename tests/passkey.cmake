@@ -13,7 +13,7 @@ if(TARGET fpa_passkey)
   target_link_libraries(test_passkey_decode PRIVATE fpa_passkey)
 endif()
 if(TARGET passkey-train)
-  add_test(NAME passkey_seed_independent_of_impl
+  add_test(NAME seed_independent_of_impl
            COMMAND ${CMAKE_SOURCE_DIR}/tests/seed_independent_of_impl.sh ${CMAKE_BINARY_DIR}/bin)
   add_test(NAME passkey_train_resume
            COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/test_resume.sh ${CMAKE_BINARY_DIR}/bin)
