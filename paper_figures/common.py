@@ -90,6 +90,15 @@ def fmt(x, digits=3):
     return f"{x:.{digits}f}"
 
 
+def policy_method(row):
+    """The cache method a CSV row ran: its policy, 'budget per head' for the per-head budget (CSV
+    policy 'budget' with per_head 1, as the passkey CSVs have always written it)."""
+    p = row["policy"]
+    if p == "budget" and str(row.get("per_head", "")) in ("1", "true"):
+        return "budget per head"
+    return p
+
+
 def mean(xs):
     xs = [x for x in xs if not math.isnan(x)]
     return sum(xs) / len(xs) if xs else math.nan

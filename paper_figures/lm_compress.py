@@ -15,9 +15,7 @@ ORDER = ["full", "fpa-certified", "fox-acp", "budget", "budget per head", "duo-c
          "h2o", "tova", "knorm", "random"]
 
 
-def method(row):
-    p = row["policy"]
-    return "budget per head" if p == "budget" and str(row.get("per_head", "")) in ("1", "true") else p
+method = common.policy_method
 
 
 def load(results):

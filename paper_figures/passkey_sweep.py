@@ -17,12 +17,7 @@ KEPT = 0.25
 KEPT_MAX = 0.30  # the verdict's "about 25%"
 
 
-def method(row):
-    """The method a sweep row ran: its policy, 'budget per head' for the per-head budget."""
-    p = row["policy"]
-    if p == "budget" and str(row.get("per_head", "")) in ("1", "true"):
-        return "budget per head"
-    return p
+method = common.policy_method
 
 
 def load(results):

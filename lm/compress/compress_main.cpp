@@ -5,6 +5,7 @@
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
+#include "lm/cache/cli_options.h"
 #include "lm/checkpoint.h"
 #include "lm/compress/compressed_loss.h"
 #include "lm/corpus.h"
@@ -39,16 +40,8 @@ int main(int argc, char** argv) {
       ("checkpoint", po::value<std::string>(), "weights file, run directory or checkpoint file (required)")
       ("corpus", po::value<std::string>()->default_value("data/brown/text"), "directory of plain-text documents (the one the model was trained on)")
       ("split", po::value<std::string>()->default_value("test"), "split to score: test or validation")
-      ("policies", po::value<std::string>()->default_value(kDefaultPolicies), "online cache policies (lm/cache/README.md)")
-      ("budgets", po::value<std::string>()->default_value("0.1,0.25,0.5"), "kept fractions for the budgeted policies")
-      ("epsilon", po::value<double>()->default_value(1e-3), "fpa-certified, fox-acp: epsilon of the certified threshold")
-      ("sinks", po::value<int64_t>()->default_value(4), "window, h2o, duo-*: sink tokens")
-      ("duo-window", po::value<int64_t>()->default_value(12), "duo-certified: recent tokens a streaming head keeps beside the sinks (12 + 4 sinks = 1/8 of context 128, as 60 + 4 of passkey's L = 512)")
       ("evict-every", po::value<int64_t>()->default_value(1), "tokens between evictions (each leaves room for the tokens before the next)")
       ("max-windows", po::value<int64_t>()->default_value(0), "score at most this many of the split's windows, spread evenly (0: all)");
-  cli.range("epsilon", 1e-300, 0.999999);
-  cli.range("sinks", 0, 1e6);
-  cli.range("duo-window", 1, 1e6);
   cli.range("evict-every", 1, 1e6);
   cli.range("max-windows", 0, 1e9);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
@@ -56,22 +49,18 @@ int main(int argc, char** argv) {
     const auto s = vm["split"].as<std::string>();
     return s == "test" || s == "validation";
   }, "--split must be test or validation");
-  cli.require([](const po::variables_map& vm) {
-    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies")) {
-      const auto policy = cache::make_policy(p, cache::Settings{});
-      if (policy->query_aware() || policy->needs_head_scores())
-        fail_usage(fmt::format("--policies: {} is not an online, query-agnostic policy (it needs a "
-                               "question or a calibration run); running text has neither", p));
-    }
-    return true;
-  }, "bad --policies");
+  cache::PolicyOptionDefaults policy_defaults;
+  policy_defaults.policies = kDefaultPolicies;
+  policy_defaults.budgets = "0.1,0.25,0.5";
+  policy_defaults.duo_window = 12;
+  policy_defaults.duo_window_help = "duo-certified: recent tokens a streaming head keeps beside the sinks "
+                                    "(12 + 4 sinks = 1/8 of context 128, as 60 + 4 of passkey's L = 512)";
+  policy_defaults.query_aware = false;  // running text has no question
+  cache::add_policy_options(cli, policy_defaults);
   cli.input("checkpoint", PathKind::Any);
   cli.input("corpus", PathKind::Dir);
   cli.parse(argc, argv);
-  const auto budgets = split_double_list(cli.get<std::string>("budgets"), "budgets");
-  for (double b : budgets)
-    if (!(b > 0 && b <= 1)) fail_usage(fmt::format("--budgets: '{}' is not in (0, 1]", b));
-  require_unique(budgets, "budgets");
+  const auto budgets = cache::budgets_from(cli);
 
   try {
     set_threads(cli.threads());
@@ -87,14 +76,9 @@ int main(int argc, char** argv) {
     std::cerr << fmt::format("lm-compress: {} of the {} split's {} windows (context {})\n",
                              chosen.size(), split, windows.size(), mc.context);
 
-    cache::Settings settings;
-    settings.epsilon = cli.get<double>("epsilon");
-    settings.sinks = cli.get<int64_t>("sinks");
-    settings.duo_window = cli.get<int64_t>("duo-window");
-    settings.seed = cli.seed();
     std::vector<std::string> skipped;
-    const auto policies = cache::make_policies(split_list(cli.get<std::string>("policies"), "policies"),
-                                               budgets, settings, has_gate(mc.kind), &skipped);
+    const auto policies = cache::make_policies(cache::policy_names_from(cli), budgets,
+                                               cache::settings_from(cli), has_gate(mc.kind), &skipped);
     if (!skipped.empty())
       std::cerr << fmt::format("lm-compress: {} skipped (a softmax model has no bias to rank by)\n",
                                fmt::join(skipped, ", "));

@@ -5,6 +5,7 @@
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
+#include "lm/cache/cli_options.h"
 #include "lm/decode.h"
 #include "lm/passkey/calibrate.h"
 #include "lm/passkey/eval_setup.h"
@@ -31,12 +32,6 @@ std::string budget_cell(const cache::Policy& p) {
   return fmt::format("{}", p.settings().budget);
 }
 
-std::vector<double> parse_budgets(const std::string& text) {
-  const auto out = split_double_list(text, "budgets");
-  for (double x : out)
-    if (!(x > 0 && x <= 1)) fail_usage(fmt::format("--budgets: '{}' is not in (0, 1]", x));
-  return out;
-}
 
 }  // namespace
 
@@ -50,12 +45,6 @@ int main(int argc, char** argv) {
       ("variant", po::value<std::string>()->default_value(""), "label for the CSV (default: the model's attention kind)")
       ("train-len", po::value<int64_t>()->default_value(0), "training length L (default: the checkpoint's context)")
       ("lengths", po::value<std::string>()->default_value("1,2,4,8"), "evaluation lengths as multiples of L")
-      ("policies", po::value<std::string>()->default_value("full,fpa-certified,budget,window"), "cache policies")
-      ("budgets", po::value<std::string>()->default_value("0.25"), "budget fractions for budget and window")
-      ("epsilon", po::value<double>()->default_value(1e-3), "fpa-certified: epsilon of the T5 threshold")
-      ("sinks", po::value<int64_t>()->default_value(4), "window, duo-*: sink tokens")
-      ("duo-window", po::value<int64_t>()->default_value(60), "duo-*: recent tokens a streaming head keeps beside the sinks")
-      ("observe", po::value<int64_t>()->default_value(32), "snapkv: the prompt's last queries whose attention scores the keys")
       ("calibration-keys", po::value<int>()->default_value(8), "duo-calibrated: calibration prompts at L (their own generator, seed + 1)")
       ("per-head", po::bool_switch()->default_value(false), "every budget policy per head (budget-per-head in --policies does it for one)")
       ("keys", po::value<std::string>()->default_value("20"), "keys per cell: one count, or one per --lengths entry")
@@ -72,17 +61,11 @@ int main(int argc, char** argv) {
   cli.range("evict-every", 1, 1e6);
   cli.range("timed-tokens", 1, 1e7);
   cli.range("key-digits", 1, 18);
-  cli.range("epsilon", 1e-300, 0.999999);
-  cli.range("sinks", 0, 1e6);
-  cli.range("duo-window", 1, 1e6);
-  cli.range("observe", 1, 1e6);
   cli.range("calibration-keys", 1, 1e4);
   cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
-  cli.require([](const po::variables_map& vm) {
-    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies"))
-      cache::make_policy(p, cache::Settings{});
-    return true;
-  }, "bad --policies");
+  cache::PolicyOptionDefaults policy_defaults;
+  policy_defaults.policies = "full,fpa-certified,budget,window";
+  cache::add_policy_options(cli, policy_defaults);
   cli.input("checkpoint", PathKind::Any);
   cli.input("filler-file", PathKind::File);
   cli.output("summary", PathKind::File);
@@ -97,8 +80,7 @@ int main(int argc, char** argv) {
   if (keys_at.size() != lengths.size())
     fail_usage(fmt::format("--keys: {} counts for {} lengths (give one, or one per length)",
                            keys_at.size(), lengths.size()));
-  const auto budgets = parse_budgets(cli.get<std::string>("budgets"));
-  require_unique(budgets, "budgets");
+  const auto budgets = cache::budgets_from(cli);
 
   try {
     set_threads(cli.threads());
@@ -110,13 +92,8 @@ int main(int argc, char** argv) {
     const auto& run = setup.run;
     const auto& pc = setup.prompt;
 
-    cache::Settings settings;
-    settings.epsilon = cli.get<double>("epsilon");
-    settings.sinks = cli.get<int64_t>("sinks");
-    settings.duo_window = cli.get<int64_t>("duo-window");
-    settings.observe = cli.get<int64_t>("observe");
-    settings.seed = cli.seed();
-    auto names = split_list(cli.get<std::string>("policies"), "policies");
+    const auto settings = cache::settings_from(cli);
+    auto names = cache::policy_names_from(cli);
     if (cli.flag("per-head")) std::replace(names.begin(), names.end(), std::string("budget"), std::string("budget-per-head"));
     std::vector<std::string> skipped;
     const auto policies = cache::make_policies(names, budgets, settings, lm::has_gate(loaded.config.kind), &skipped);
