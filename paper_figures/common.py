@@ -90,6 +90,16 @@ def fmt(x, digits=3):
     return f"{x:.{digits}f}"
 
 
+def load_summary(results, *parts):
+    """{rel, rows} of the CSV results/<parts...> (rel relative to results/), or None when it is
+    missing or empty."""
+    path = os.path.join(results, *parts)
+    rows = read_csv(path)
+    if not rows:
+        return None
+    return {"rel": os.path.relpath(path, results), "rows": rows}
+
+
 def policy_method(row):
     """The cache method a CSV row ran: its policy, 'budget per head' for the per-head budget (CSV
     policy 'budget' with per_head 1, as the passkey CSVs have always written it)."""

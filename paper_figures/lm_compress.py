@@ -4,7 +4,6 @@ policy through its kept fractions, the mean over seeds, each seed's points faded
 (per variant and policy: achieved kept fraction and perplexity increase at each kept fraction,
 means over seeds). Reads results/lm/compress/summary.csv."""
 import math
-import os
 
 import common
 import style
@@ -19,11 +18,7 @@ method = common.policy_method
 
 
 def load(results):
-    path = os.path.join(results, "lm", "compress", "summary.csv")
-    rows = common.read_csv(path)
-    if not rows:
-        return None
-    return {"rel": os.path.relpath(path, results), "rows": rows}
+    return common.load_summary(results, "lm", "compress", "summary.csv")
 
 
 def cells(data):

@@ -42,8 +42,7 @@ def folder_runs(folder, per_run, load_rows):
                      if e == 8 * run["L"] and p.startswith("fpa-certified")), None)
         out[name] = {"heads": heads, "layers": layers, "keep_all": keep_all,
                      "fraction": keep_all / (heads * layers),
-                     "occupancy": cert["occupancy"] if cert else math.nan,
-                     "rel": os.path.relpath(path, os.path.dirname(os.path.dirname(folder)))}
+                     "occupancy": cert["occupancy"] if cert else math.nan}
     return out
 
 

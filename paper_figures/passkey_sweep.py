@@ -4,7 +4,6 @@ against achieved kept fraction, a panel per variant, a line per policy, every le
 visible) and a table at 25% kept: each variant's best policy, and on the FPA runs whether FPA's
 own signals beat the attention-score signals. Reads results/passkey/sweep/summary.csv."""
 import math
-import os
 
 import common
 import style
@@ -21,11 +20,7 @@ method = common.policy_method
 
 
 def load(results):
-    path = os.path.join(results, "passkey", "sweep", "summary.csv")
-    rows = common.read_csv(path)
-    if not rows:
-        return None
-    return {"rel": os.path.relpath(path, results), "rows": rows}
+    return common.load_summary(results, "passkey", "sweep", "summary.csv")
 
 
 def cells_8l(sweep):
