@@ -96,6 +96,8 @@ bool distributed_available() {
 #endif
 }
 
+std::unique_ptr<Communicator> single_process() { return std::make_unique<SingleProcess>(); }
+
 std::unique_ptr<Communicator> communicator_from_env() {
   const int world = env_int("WORLD_SIZE", 1, 1024, "1");
   if (world == 1) return std::make_unique<SingleProcess>();

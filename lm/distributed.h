@@ -27,6 +27,8 @@ class Communicator {
 // Reads the environment; returns a single-process communicator when WORLD_SIZE is unset or 1.
 // Throws std::runtime_error with one clear line on a bad environment or a failed rendezvous.
 std::unique_ptr<Communicator> communicator_from_env();
+// One process, nothing to reduce (passkey-train, which never runs ranks).
+std::unique_ptr<Communicator> single_process();
 
 // Whether this build has a multi-process backend (Gloo).
 bool distributed_available();

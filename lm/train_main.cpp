@@ -1,6 +1,5 @@
 // lm-train: trains one language model (one preset, one attention variant) with checkpoints,
 // resumption and optional data parallelism (--nproc N starts N ranks on this machine).
-#include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
@@ -8,15 +7,13 @@
 #include "lm/launcher.h"
 #include "lm/memory.h"
 #include "lm/presets.h"
-#include "lm/trainer.h"
+#include "lm/text_training.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
-namespace fs = std::filesystem;
 using namespace fpa;
 using namespace fpa::lm;
 
@@ -172,7 +169,8 @@ int main(int argc, char** argv) {
     o.out_dir = cli.get<std::string>("out-dir");
     o.seed = cli.seed();
     o.resume = cli.flag("resume");
-    o.log_provenance = Provenance::from(cli).to_json();
+    o.out_copy = cli.out();
+    o.provenance = [&cli] { return Provenance::from(cli).to_json(); };
     auto comm = communicator_from_env();
     const bool lead = comm->rank() == 0;
     const auto outcome = train(o, *comm);
@@ -181,12 +179,6 @@ int main(int argc, char** argv) {
       return 3;
     }
     if (lead) {
-      const auto log = (fs::path(o.out_dir) / "log.csv").string();
-      auto prov = Provenance::from(cli);
-      write_file_atomic(log + ".json", prov.to_json());
-      if (!cli.out().empty() && fs::weakly_canonical(cli.out()) != fs::weakly_canonical(log)) {
-        write_files_atomic({{cli.out() + ".json", prov.to_json()}, {cli.out(), read_file(log)}});
-      }
       std::cerr << fmt::format("lm-train: {} steps, final validation loss {:.4f} ({:.3f} bits/byte), "
                                "{:.0f} tokens/s\n",
                                outcome.steps_done, outcome.final_val_loss,

@@ -4,10 +4,6 @@
 #include "experiments/cli.h"
 #include "experiments/progress.h"
 #include "experiments/run_dir.h"
-#include "lm/checkpoint.h"
-#include "lm/corpus.h"
-#include "lm/data.h"
-#include "lm/evaluate.h"
 #include "lm/train_loop.h"
 
 #include <fmt/format.h>
@@ -15,17 +11,12 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <optional>
-#include <sstream>
 #include <iostream>
-#include <stdexcept>
+#include <optional>
 
 namespace fs = std::filesystem;
 
 namespace fpa::lm {
-
-const char* train_log_header() { return "step,tokens,train_loss,val_loss,lr,elapsed_s"; }
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -34,161 +25,140 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-void check_options(const TrainOptions& o, int world) {
-  const auto& t = o.train;
-  auto need = [](bool ok, const std::string& what) {
-    if (!ok) throw UsageError(what);
-  };
-  need(t.steps > 0 && t.batch > 0 && t.accum > 0, "steps, batch and accum must be positive");
-  need(t.batch % world == 0,
-       fmt::format("batch {} must be divisible by the number of ranks {}", t.batch, world));
-  need((t.batch / world) % t.accum == 0,
-       fmt::format("per-rank batch {} must be divisible by accum {}", t.batch / world, t.accum));
-  need(o.model.vocab_size == 256,
-       fmt::format("this suite's tokenizer is byte-level (256 tokens); the model has vocab_size {} "
-                   "(the paper preset needs a sub-word tokenizer, see lm/README.md)",
-                   o.model.vocab_size));
-}
+// The run directory's log: header and the checkpointed rows, with its provenance sidecar.
+class RunLog {
+ public:
+  RunLog(const RunSettings& run, const TrainTask& task)
+      : run_(run), task_(task), path_((fs::path(run.out_dir) / run.log_name).string()) {}
 
-std::string log_text(const TrainProgress& p) { return std::string(train_log_header()) + "\n" + p.log_rows; }
+  std::string text(const TrainProgress& p) const { return task_.log_header() + "\n" + p.log_rows; }
 
-void write_log(const TrainOptions& o, const TrainProgress& p) {
-  const auto log = (fs::path(o.out_dir) / "log.csv").string();
-  if (!o.log_provenance.empty()) write_file_atomic(log + ".json", o.log_provenance);
-  write_file_atomic(log, log_text(p));
-}
-
-// A kill between the checkpoint's rename and the log's leaves the log behind (or absent): the
-// checkpoint holds the rows it covers, so the log is rebuilt from them.
-void sync_log(const TrainOptions& o, const TrainProgress& p) {
-  const auto log = (fs::path(o.out_dir) / "log.csv").string();
-  if (read_file(log) == log_text(p) && (o.log_provenance.empty() || fs::exists(log + ".json"))) return;
-  write_log(o, p);
-  std::cerr << fmt::format("lm-train: {} rebuilt from the checkpoint (step {})\n", log, p.step);
-}
-
-// The last validation loss in the log rows (a run resumed with nothing left to train).
-double last_val_loss(const std::string& rows) {
-  double last = std::nan("");
-  std::istringstream in(rows);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream fields(line);
-    for (std::string c; std::getline(fields, c, ',');) cells.push_back(c);
-    if (cells.size() > 3 && !cells[3].empty()) last = std::stod(cells[3]);
+  void write(const TrainProgress& p) const {  // the sidecar first: no log without one
+    if (run_.provenance) write_file_atomic(path_ + ".json", run_.provenance());
+    write_file_atomic(path_, text(p));
   }
-  return last;
-}
+
+  bool in_sync(const std::string& path, const TrainProgress& p) const {
+    return read_file(path) == text(p) && (!run_.provenance || fs::exists(path + ".json"));
+  }
+
+  // A kill between the checkpoint's rename and the log's leaves the log behind (or absent): the
+  // checkpoint holds the rows it covers, so the log is rebuilt from them.
+  void sync(const TrainProgress& p) const {
+    if (in_sync(path_, p)) return;
+    write(p);
+    std::cerr << fmt::format("{}: {} rebuilt from the checkpoint (step {})\n", run_.tool, path_, p.step);
+  }
+
+  // --out, unless empty or the log itself: a copy of the log and its sidecar. After training the
+  // log was just written; a run with nothing to do copies its training's log when the copy lags.
+  void copy_out(const TrainProgress& p) const {
+    const auto& out = run_.out_copy;
+    if (out.empty() || fs::weakly_canonical(out) == fs::weakly_canonical(path_)) return;
+    if (in_sync(out, p) && (!run_.provenance || read_file(out + ".json") == read_file(path_ + ".json")))
+      return;
+    std::vector<std::pair<std::string, std::string>> files;
+    if (run_.provenance) files.emplace_back(out + ".json", read_file(path_ + ".json"));
+    files.emplace_back(out, read_file(path_));
+    write_files_atomic(files);
+  }
+
+ private:
+  const RunSettings& run_;
+  const TrainTask& task_;
+  std::string path_;
+};
 
 }  // namespace
 
-TrainOutcome train(const TrainOptions& o, Communicator& comm) {
-  const int rank = comm.rank(), world = comm.world_size();
-  const bool lead = rank == 0;
-  check_options(o, world);
-  const auto& t = o.train;
-  const int64_t context = o.model.context;
-
-  const auto corpus = load_corpus(o.corpus_dir);
-  WindowSampler sampler(token_stream(corpus.train), context + 1, o.seed);
-  const auto val_windows = leading_windows(token_stream(corpus.validation), context + 1,
-                                           t.val_windows);
-
-  torch::manual_seed(o.seed);
-  LanguageModel model(o.model);
+TrainOutcome run_training(LanguageModel& model, const TrainConfig& t, TrainTask& task,
+                          const RunSettings& run, Communicator& comm) {
+  const bool lead = comm.rank() == 0;
   auto optimizer = make_optimizer(model, t);
+  const RunLog log(run, task);
 
   TrainProgress progress;
-  progress.preset = o.preset_name;
-  const auto ckpt = checkpoint_path(o.out_dir);
+  progress.preset = run.preset;
+  const auto ckpt = checkpoint_path(run.out_dir);
   const auto seen = file_version(ckpt);
   if (!seen.empty()) {
-    if (!o.resume)
+    if (!run.resume)
       throw UsageError(fmt::format(
           "--out-dir '{}' already holds a run; pass --resume to continue it or choose another "
-          "--out-dir", o.out_dir));
+          "--out-dir", run.out_dir));
     progress = resume_checkpoint(ckpt, model, *optimizer);
-    sampler.set_state(progress.sampler_state);
-  } else if (o.resume && lead) {  // --resume makes a script restart-safe: it starts what is not there
-    std::cerr << fmt::format("lm-train: --resume: no checkpoint in '{}'; starting a new run\n",
-                             o.out_dir);
+    progress.log_rows = task.upgrade_log_rows(progress.log_rows);
+    task.set_data_state(progress.sampler_state);
+  } else if (run.resume && lead) {  // --resume makes a script restart-safe: it starts what is not there
+    std::cerr << fmt::format("{}: --resume: no checkpoint in '{}'; starting a new run\n", run.tool,
+                             run.out_dir);
   }
   std::optional<RunLock> lock;  // rank 0 writes the run directory
   if (lead) {
-    lock.emplace(o.out_dir);
+    lock.emplace(run.out_dir);
     if (file_version(ckpt) != seen)
       throw UsageError(fmt::format("checkpoint '{}' changed while this run started: another "
-                                   "process writes --out-dir '{}'", ckpt, o.out_dir));
-    remove_stale_temps(o.out_dir);
+                                   "process writes --out-dir '{}'", ckpt, run.out_dir));
+    remove_stale_temps(run.out_dir);
     if (!seen.empty()) {
-      std::cerr << fmt::format("resuming {} at step {}\n", o.out_dir, progress.step);
-      sync_log(o, progress);
+      std::cerr << fmt::format("{}: resuming {} at step {}\n", run.tool, run.out_dir, progress.step);
+      log.sync(progress);
     }
-    std::cerr << fmt::format(  // after the checks above, so that bad input gets one line only
-        "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {}: {} parameters "
-        "(gate/increment projections {})\n",
-        o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
-        fpa::to_string(o.model.min_grad), world, model->parameter_count(),
-        model->gate_parameter_count());
+    if (!run.banner.empty()) std::cerr << run.banner << "\n";  // after the checks: bad input gets one line
   }
 
   TrainOutcome out;
   out.params = model->parameter_count();
-  const int64_t per_rank = t.batch / world, micro = per_rank / t.accum;
-  std::vector<torch::Tensor> params = model->parameters();
-  Progress bar(fmt::format("lm-train {}", to_string(o.model.kind)), t.steps, "step");
+  auto finish = [&](std::string nothing_to_do) {
+    if (lead && !nothing_to_do.empty())
+      std::cerr << fmt::format("{}: {} {}; nothing to do\n", run.tool, run.out_dir, nothing_to_do);
+    if (lead) log.copy_out(progress);
+    out.steps_done = progress.step;
+    out.nothing_to_do = std::move(nothing_to_do);
+    out.log_rows = progress.log_rows;
+    out.tokens_per_s = progress.tokens / std::max(1e-9, progress.train_time_s);
+    return out;
+  };
+  // A resumed run with nothing left keeps its log and sidecar (the training's provenance).
+  if (const auto reached = task.goal_reached_in(progress.log_rows); !reached.empty())
+    return finish(reached);
+  if (!seen.empty() && progress.step >= t.steps)
+    return finish(fmt::format("reached the step cap ({})", t.steps));
+
+  Progress bar(run.progress_label, t.steps, "step");
   bar.resume_at(progress.step);
   const auto wall_start = Clock::now();
   const double elapsed_before = progress.elapsed_s;
-  double last_val = std::nan("");
-
+  const int64_t first_step = progress.step;
   Clock::time_point step_start;
+  std::string goal;
+  model->train();
+
   TrainLoopHooks hooks;
   hooks.forward_backward = [&](int64_t step) {
     step_start = Clock::now();
-    const auto rows = sampler.next_batch(t.batch).narrow(0, rank * per_rank, per_rank);
-    auto loss_sum = torch::zeros({1});
-    for (int64_t a = 0; a < t.accum; ++a) {
-      const auto loss = model->loss(rows.narrow(0, a * micro, micro)) / double(t.accum);
-      loss.backward();
-      loss_sum += loss.detach();
-    }
-    std::vector<at::Tensor> to_reduce;
-    for (auto& p : params) {
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-      to_reduce.push_back(p.grad());
-    }
-    to_reduce.push_back(loss_sum);
-    comm.all_reduce_mean(to_reduce);
-    return step + 1 == o.fault_nan_at_step ? std::nan("") : loss_sum.item<double>();
+    const double loss = task.forward_backward(model, step, progress.tokens);
+    return step + 1 == run.fault_nan_at_step ? std::nan("") : loss;
   };
-  hooks.after_step = [&](int64_t done, double train_loss, double lr) {
+  hooks.after_step = [&](int64_t done, double loss, double lr) {
     progress.step = done;
-    progress.tokens += t.batch * context;
     progress.train_time_s += seconds_since(step_start);
-    std::string val_cell;
-    if (lead && (progress.step % t.val_every == 0 || progress.step == t.steps)) {
-      model->eval();
-      last_val = mean_window_loss(model, val_windows, t.batch);
-      model->train();
-      val_cell = fmt::format("{:.6f}", last_val);
+    if (lead) {
+      task.evaluate(model, done);
+      goal = task.goal_reached();
     }
     progress.elapsed_s = elapsed_before + seconds_since(wall_start);
-    progress.log_rows += fmt::format("{},{},{:.6f},{},{:.6g},{:.3f}\n", progress.step,
-                                     progress.tokens, train_loss, val_cell, lr,
-                                     progress.elapsed_s);
-    if (lead && o.show_progress)
-      bar.update(progress.step,
-                 fmt::format("loss {:.4f} {:.0f} tok/s", train_loss,
-                             progress.tokens / std::max(1e-9, progress.train_time_s)));
-    if (progress.step == o.stop_after_steps) return true;  // tests: as if killed here
-    if (lead && (progress.step % t.checkpoint_every == 0 || progress.step == t.steps)) {
-      progress.sampler_state = sampler.state();
+    const StepRecord r{done, progress.tokens, loss, lr, progress.elapsed_s, progress.train_time_s};
+    progress.log_rows += task.log_row(r) + "\n";
+    if (lead && run.show_progress) bar.update(done, task.progress_note(r));
+    if (done == run.kill_after_steps) return true;  // tests: as if killed here
+    const bool stop = !goal.empty() || (run.stop_after > 0 && done - first_step >= run.stop_after);
+    if (lead && (done % t.checkpoint_every == 0 || done == t.steps || stop)) {
+      progress.sampler_state = task.data_state();
       save_checkpoint(ckpt, model, *optimizer, progress);
-      write_log(o, progress);
+      log.write(progress);
     }
-    return false;
+    return stop;
   };
   const auto loop = run_train_loop(model, *optimizer, t, progress.step, hooks);
   if (loop.diverged) {
@@ -200,16 +170,19 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
         fs::exists(ckpt) ? read_checkpoint_progress(ckpt, nullptr).step : 0);
     return out;
   }
-  if (loop.stopped) {  // tests: --stop-after, no final checkpoint
+  if (loop.steps_done == run.kill_after_steps) {  // tests: no final checkpoint, no --out
     out.steps_done = loop.steps_done;
     return out;
   }
-  if (lead && o.show_progress) bar.finish();
+  if (lead && run.show_progress) bar.finish();
+  if (lead) {
+    if (!goal.empty())
+      std::cerr << fmt::format("{}: {}\n", run.tool, goal);
+    else if (loop.stopped)
+      std::cerr << fmt::format("{}: stopped after step {} (--stop-after)\n", run.tool, progress.step);
+  }
   comm.barrier();  // every rank ends after the final checkpoint exists
-  out.steps_done = progress.step;
-  out.final_val_loss = std::isnan(last_val) ? last_val_loss(progress.log_rows) : last_val;
-  out.tokens_per_s = progress.tokens / std::max(1e-9, progress.train_time_s);
-  return out;
+  return finish("");
 }
 
 }  // namespace fpa::lm

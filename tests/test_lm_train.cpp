@@ -3,7 +3,7 @@
 #include "lm/checkpoint.h"
 #include "lm/distributed.h"
 #include "lm/train_loop.h"
-#include "lm/trainer.h"
+#include "lm/text_training.h"
 #include "test_lm_util.h"
 
 #include <gtest/gtest.h>
@@ -91,10 +91,10 @@ TEST(LmTrain, KilledAndResumedEqualsUninterrupted) {
     EXPECT_EQ(full.steps_done, 7);
 
     o.out_dir = split;
-    o.stop_after_steps = 5;  // killed after step 5: the last checkpoint is step 4
+    o.kill_after_steps = 5;  // killed after step 5: the last checkpoint is step 4
     train(o, *comm);
     EXPECT_EQ(load_model(split).step, 4);
-    o.stop_after_steps = -1;
+    o.kill_after_steps = -1;
     EXPECT_THROW(train(o, *comm), std::runtime_error);  // existing run without --resume
     o.resume = true;
     const auto resumed = train(o, *comm);

@@ -1,110 +1,31 @@
 // passkey-train: trains an lm/ model on sequences of length L only, passkey prompts mixed with
-// optional corpus text (lm/passkey/batch.h), with atomic checkpoints in lm/'s format
-// (<out-dir>/checkpoint.pt, readable by lm::load_model) and --resume.
-#include "experiments/atomic_file.h"
+// optional corpus text (lm/passkey/batch.h). The study is lm/passkey/train_task.h; the training
+// (resume, log, checkpoints in lm/'s format, exit codes) is the suite's one trainer, lm/trainer.h,
+// as lm-train's. This file maps the command line to the model, the training and the task.
 #include "experiments/cli.h"
-#include "experiments/csv_writer.h"
-#include "experiments/progress.h"
-#include "experiments/run_dir.h"
+#include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
-#include "lm/checkpoint.h"
 #include "lm/corpus.h"
+#include "lm/distributed.h"
 #include "lm/impl_choice.h"
 #include "lm/memory.h"
 #include "lm/model.h"
-#include "lm/passkey/batch.h"
-#include "lm/passkey/heldout.h"
+#include "lm/passkey/train_task.h"
 #include "lm/presets.h"
-#include "lm/train_loop.h"
+#include "lm/trainer.h"
 
 #include <fmt/format.h>
-#include <libfccp/csv.h>
 #include <torch/torch.h>
 
-#include <algorithm>
-#include <array>
-#include <chrono>
-#include <cmath>
-#include <filesystem>
 #include <iostream>
-#include <sstream>
-#include <utility>
 
-namespace fs = std::filesystem;
 using namespace fpa;
 
 namespace {
 
-// heldout_acc is empty except at held-out checks; length is the step's sequence length.
-const char* kLogColumns = "step,tokens,loss,all_ce,answer_ce,lr,elapsed_s,length,heldout_acc";
-constexpr size_t kLogFieldsV1 = 7;  // logs written before the curriculum and the check
-
 // Held-out prompts use their own key stream: neither the training data's (seed * 7919 + 17)
 // nor passkey-eval's (its --seed, 1000 in the studies).
 uint64_t heldout_seed(uint64_t seed) { return seed * 7919 + 424242; }
-
-// --curriculum "320:400,400:300": 400 steps at length 320, then 300 at 400, then --length.
-struct Stage {
-  int64_t length, steps;
-};
-std::vector<Stage> parse_curriculum(const std::string& text, int64_t final_length, int64_t min_length) {
-  std::vector<Stage> stages;
-  if (text.empty()) return stages;
-  for (const auto& item : split_list(text, "curriculum")) {
-    const auto colon = item.find(':');
-    const auto parts = colon == std::string::npos
-                           ? std::vector<int>{}
-                           : split_int_list(item.substr(0, colon) + "," + item.substr(colon + 1), "curriculum");
-    if (parts.size() != 2 || parts[0] < min_length || parts[0] >= final_length || parts[1] < 1)
-      fail_usage(fmt::format(
-          "--curriculum: '{}' is not LENGTH:STEPS with {} <= LENGTH < --length {} and STEPS >= 1",
-          item, min_length, final_length));
-    stages.push_back({parts[0], parts[1]});
-  }
-  return stages;
-}
-int64_t length_at(const std::vector<Stage>& stages, int64_t step, int64_t final_length) {
-  for (const auto& st : stages) {
-    if (step < st.steps) return st.length;
-    step -= st.steps;
-  }
-  return final_length;
-}
-
-// Rows of N fields, read with the CSV parser (no header: the rows are the checkpoint's copy of
-// the log's body).
-template <size_t N, size_t... I>
-std::vector<std::vector<std::string>> read_log_rows(const std::string& rows, std::index_sequence<I...>) {
-  std::istringstream in(rows);
-  io::CSVReader<N, io::trim_chars<>, io::no_quote_escape<','>> reader("training log", in);
-  reader.set_header(("c" + std::to_string(I))...);
-  std::vector<std::vector<std::string>> out;
-  std::array<std::string, N> f;
-  while (reader.read_row(f[I]...)) out.emplace_back(f.begin(), f.end());
-  return out;
-}
-
-// The checkpointed log rows as fields; rows of the 7-column logs of older runs, which trained at
-// the final length only, get that length and no check.
-std::vector<std::vector<std::string>> log_fields(const std::string& log_rows, int64_t final_length) {
-  const auto first = log_rows.substr(0, log_rows.find('\n'));
-  const bool v1 = size_t(std::count(first.begin(), first.end(), ',')) + 1 == kLogFieldsV1;
-  try {
-    if (!v1) return read_log_rows<9>(log_rows, std::make_index_sequence<9>());
-    auto rows = read_log_rows<kLogFieldsV1>(log_rows, std::make_index_sequence<kLogFieldsV1>());
-    for (auto& r : rows) r.insert(r.end(), {std::to_string(final_length), ""});
-    return rows;
-  } catch (const io::error::base& e) {
-    throw std::runtime_error(std::string("checkpoint: corrupt training log: ") + e.what());
-  }
-}
-
-// The step of the first held-out check at or above `threshold` in the log, or -1.
-int64_t learned_step(const std::string& log_rows, int64_t final_length, double threshold) {
-  for (const auto& f : log_fields(log_rows, final_length))
-    if (!f[8].empty() && std::stod(f[8]) >= threshold) return std::stoll(f[0]);
-  return -1;
-}
 
 // Per-head initial bias of the gate/increment projection in every layer, e.g. FoX with
 // forget gates near 1 on some heads ("0,0,5,5").
@@ -201,23 +122,15 @@ int main(int argc, char** argv) {
   if (final_length < pc.fixed_bytes() || final_length > lm::kMaxSequenceLength)
     fail_usage(fmt::format("--length must be in [{}, 1e7]: the prompt's fixed parts take {} bytes "
                            "with --key-digits {}", pc.fixed_bytes(), pc.fixed_bytes(), pc.key_digits));
-  if (!cli.flag("resume") && fs::exists(lm::checkpoint_path(cli.get<std::string>("out-dir"))))
-    fail_usage(fmt::format("--out-dir '{}' already holds a run; pass --resume to continue it or "
-                           "choose another --out-dir", cli.get<std::string>("out-dir")));
-  const auto curriculum = parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
   const int64_t check_every = cli.get<int64_t>("check-every");
-  const double learned_accuracy = cli.get<double>("learned-accuracy");
-  const bool stop_when_learned = cli.flag("stop-when-learned");
   const auto gate_bias = cli.get<std::string>("gate-bias").empty()
                              ? std::vector<double>{}
                              : split_double_list(cli.get<std::string>("gate-bias"), "gate-bias", -1e3, 1e3);
 
   try {
     const auto out_dir = cli.get<std::string>("out-dir");
-    // The log lives in the run directory (its sidecar names the run's seed and --config for
-    // passkey-eval and passkey-probe, lm::training_record); --out gets a copy.
-    const auto log_path = (fs::path(out_dir) / "train_log.csv").string();
-    const auto ckpt = lm::checkpoint_path(out_dir);
+    const auto curriculum =
+        passkey::parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
     set_threads(cli.threads());
 
     lm::ModelConfig mc;
@@ -248,6 +161,7 @@ int main(int argc, char** argv) {
     // lm's AdamW and clipping (TrainConfig's defaults), but the token embedding is not decayed:
     // every published passkey run was trained so (lm-train decays it; lm/presets.h).
     tc.decay_embeddings = cli.flag("decay-embeddings");
+    tc.checkpoint_every = cli.get<int64_t>("checkpoint-every");
 
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));
@@ -264,127 +178,41 @@ int main(int argc, char** argv) {
       torch::NoGradGuard no_grad;
       model->embed->weight.normal_(0.0, cli.get<double>("embed-std"));
     }
-    auto optimizer = lm::make_optimizer(model, tc);
     const auto heldout = check_every > 0
                              ? passkey::make_heldout(pc, mc.context, cli.get<int64_t>("check-keys"),
                                                      heldout_seed(cli.seed()))
                              : passkey::HeldOutSet{};
-    lm::TrainProgress progress;
-    const auto seen = file_version(ckpt);
-    if (cli.flag("resume") && !seen.empty()) {
-      progress = lm::resume_checkpoint(ckpt, model, *optimizer);
-      data.set_state(progress.sampler_state);
-    }
-    RunLock lock(out_dir);  // after the checks above: bad input writes nothing
-    if (file_version(ckpt) != seen)
-      throw UsageError(fmt::format("checkpoint '{}' changed while this run started: another "
-                                   "process writes --out-dir '{}'", ckpt, out_dir));
-    remove_stale_temps(out_dir);
-    if (!seen.empty()) std::cerr << fmt::format("passkey-train: resuming {} at step {}\n", out_dir, progress.step);
-    std::cerr << fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}\n",
-                             model->parameter_count(), data.corpus_rows(), cli.get<int64_t>("batch"),
-                             mc.context);
+    passkey::TaskOptions to;
+    to.curriculum = curriculum;
+    to.final_length = final_length;
+    to.batch = tc.batch;
+    to.answer_weight = cli.get<double>("answer-weight");
+    to.check_every = check_every;
+    to.learned_accuracy = cli.get<double>("learned-accuracy");
+    to.stop_when_learned = cli.flag("stop-when-learned");
+    passkey::PasskeyTask task(to, data, heldout);
 
-    Progress bar("passkey-train " + out_dir, tc.steps, "step");
-    bar.resume_at(progress.step);
-    const auto start = std::chrono::steady_clock::now();
-    const double elapsed0 = progress.elapsed_s;
-    auto elapsed = [&] {
-      return elapsed0 + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    // The log, rebuilt from the checkpointed rows so a resumed run has the whole history.
-    auto log_for = [&](const std::string& path) {
-      CsvWriter log(path, split_list(kLogColumns, "columns"));
-      for (const auto& row : log_fields(progress.log_rows, mc.context)) log.add_row(row);
-      return log;
-    };
-    auto write_log_to = [&](const std::string& path) { log_for(path).commit(Provenance::from(cli)); };
-    // The log at `path` has the checkpoint's rows and its sidecar (a kill between the final
-    // checkpoint's rename and the log's leaves it behind).
-    auto in_sync = [&](const std::string& path) {
-      return fs::exists(path + ".json") && read_file(path) == log_for(path).text();
-    };
-    // --out, unless empty or the run directory's log itself.
-    const bool out_is_copy = !cli.out().empty() &&
-                             fs::weakly_canonical(cli.out()) != fs::weakly_canonical(log_path);
-    auto write_log = [&] {
-      write_log_to(log_path);
-      if (out_is_copy) write_log_to(cli.out());
-    };
-    // A run with nothing left to train keeps its log and sidecar (the training's provenance) as
-    // they are: a missing log is rebuilt, a missing --out copy is copied from them.
-    auto nothing_to_do = [&](const std::string& why) {
-      if (!in_sync(log_path)) write_log_to(log_path);
-      if (out_is_copy && !in_sync(cli.out()))  // the sidecar first, as CsvWriter does
-        write_files_atomic({{cli.out() + ".json", read_file(log_path + ".json")},
-                            {cli.out(), read_file(log_path)}});
-      std::cerr << fmt::format("passkey-train: {} {}; nothing to do\n", out_dir, why);
-      return 0;
-    };
-    if (stop_when_learned) {
-      const int64_t learned = learned_step(progress.log_rows, mc.context, learned_accuracy);
-      if (learned >= 0) return nothing_to_do(fmt::format("learned the task at step {}", learned));
-    }
-    if (progress.step >= tc.steps)  // resumed at the cap
-      return nothing_to_do(fmt::format("reached the step cap ({})", tc.steps));
-    model->train();
-    const int64_t stop_after = cli.get<int64_t>("stop-after");
-    const int64_t first_step = progress.step;
-    const double answer_weight = cli.get<double>("answer-weight");
-    std::string last_check;  // shown on the progress line
-    passkey::PasskeyLoss loss;  // the step's loss terms, for the log
-    int64_t length = 0;         // the step's sequence length
-    lm::TrainLoopHooks hooks;
-    hooks.forward_backward = [&](int64_t step) {
-      length = length_at(curriculum, step, mc.context);
-      const auto batch = data.next(length);
-      loss = passkey::passkey_loss(model, batch, answer_weight);
-      const double value = loss.total.item<double>();
-      if (std::isfinite(value)) loss.total.backward();
-      progress.tokens += batch.tokens.numel();
-      return value;
-    };
-    bool learned_now = false;
-    hooks.after_step = [&](int64_t done, double value, double lr) {
-      progress.step = done;
-      std::string check_cell;
-      if (check_every > 0 && done % check_every == 0) {
-        const double acc = passkey::heldout_accuracy(model, heldout, tc.batch);
-        check_cell = fmt::format("{:.4f}", acc);
-        learned_now = acc >= learned_accuracy;
-        last_check = fmt::format(" held-out {:.2f} at {}", acc, done);
-      }
-      progress.log_rows += fmt::format("{},{},{},{},{},{},{:.1f},{},{}\n", done, progress.tokens,
-                                       value, loss.all_ce, loss.answer_ce, lr, elapsed(), length,
-                                       check_cell);
-      bar.update(done, fmt::format("loss {:.3f} answer {:.3f}{}", value, loss.answer_ce, last_check));
-      const bool stopping =
-          (stop_after > 0 && done - first_step >= stop_after) || (stop_when_learned && learned_now);
-      if (done % cli.get<int64_t>("checkpoint-every") == 0 || done == tc.steps || stopping) {
-        progress.elapsed_s = elapsed();
-        progress.sampler_state = data.state();
-        lm::save_checkpoint(ckpt, model, *optimizer, progress);
-      }
-      if (stopping) {
-        write_log();
-        std::cerr << (stop_when_learned && learned_now
-                          ? fmt::format("\npasskey-train: learned the task at step {} (held-out accuracy {} >= {})\n",
-                                        done, check_cell, learned_accuracy)
-                          : fmt::format("\npasskey-train: stopped after step {} (--stop-after)\n", done));
-      }
-      return stopping;
-    };
-    const auto loop = lm::run_train_loop(model, *optimizer, tc, progress.step, hooks);
-    if (loop.diverged) {  // exit code 3, as lm-train's (lm/README.md)
-      std::cerr << fmt::format("error: loss is {} at step {}; the last good checkpoint is kept\n",
-                               loop.loss, loop.steps_done);
+    lm::RunSettings run;
+    run.tool = "passkey-train";
+    run.out_dir = out_dir;
+    // The log lives in the run directory (its sidecar names the run's seed and --config for
+    // passkey-eval and passkey-probe, lm::training_record); --out gets a copy.
+    run.log_name = "train_log.csv";
+    run.out_copy = cli.out();
+    run.progress_label = "passkey-train " + out_dir;
+    run.banner = fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}",
+                             model->parameter_count(), data.corpus_rows(), tc.batch, mc.context);
+    run.resume = cli.flag("resume");
+    run.provenance = [&cli] { return Provenance::from(cli).to_json(); };
+    run.stop_after = cli.get<int64_t>("stop-after");
+    const auto outcome = lm::run_training(model, tc, task, run, *lm::single_process());
+    if (outcome.diverged) {  // exit code 3, as lm-train's (lm/README.md)
+      std::cerr << "error: " << outcome.message << "\n";
       return 3;
     }
-    if (loop.stopped) return 0;
-    bar.finish();
-    write_log();
-    std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", progress.step,
-                             cli.out().empty() ? log_path : cli.out());
+    if (outcome.nothing_to_do.empty())
+      std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", outcome.steps_done,
+                               cli.out().empty() ? out_dir + "/train_log.csv" : cli.out());
   } catch (const UsageError& e) {  // bad input found before training: exit 2
     fail_usage(e.what());
   } catch (const std::invalid_argument& e) {

@@ -1,0 +1,105 @@
+// The one trainer (lm/trainer.h) with passkey-train's task: what lm-train's tests check for the
+// text task (tests/test_lm_train.cpp) holds for this study too: a NaN loss stops before the
+// optimiser step and keeps the last good checkpoint, a killed run resumes to the uninterrupted
+// run's weights, and a run that reached its goal has nothing to do when resumed.
+#include "lm/checkpoint.h"
+#include "lm/distributed.h"
+#include "lm/passkey/train_task.h"
+#include "lm/trainer.h"
+#include "test_lm_util.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using namespace fpa;
+using namespace fpa::lm;
+
+namespace {
+
+constexpr int64_t kLength = 260;
+
+struct PasskeyRun {
+  ModelConfig model;
+  TrainConfig train;
+  passkey::PromptConfig prompt;
+  passkey::TaskOptions task;
+  passkey::HeldOutSet heldout;
+
+  explicit PasskeyRun(int64_t steps, int64_t check_every) {
+    model = lmtest::micro_model(AttentionKind::Fpa);
+    model.context = kLength;
+    train = lmtest::micro_train(steps);
+    train.batch = 2;
+    train.checkpoint_every = 2;
+    task.final_length = kLength;
+    task.batch = train.batch;
+    task.check_every = check_every;
+    if (check_every > 0) heldout = passkey::make_heldout(prompt, kLength, 3, 99);
+  }
+
+  // Trains from seed 5 in `dir`; the settings tweak the run (resume, faults).
+  TrainOutcome operator()(const std::string& dir, RunSettings run) {
+    torch::manual_seed(5);
+    passkey::BatchMaker data(prompt, kLength, train.batch, 0.0, {}, 17);
+    LanguageModel m(model);
+    passkey::PasskeyTask t(task, data, heldout);
+    run.tool = "test";
+    run.out_dir = dir;
+    run.log_name = "train_log.csv";
+    run.show_progress = false;
+    return run_training(m, train, t, run, *single_process());
+  }
+};
+
+}  // namespace
+
+TEST(OneTrainer, PasskeyNanLossStopsAndKeepsTheLastGoodCheckpoint) {
+  const auto dir = lmtest::make_temp_dir("pk-nan");
+  PasskeyRun run(6, 0);
+  RunSettings s;
+  s.fault_nan_at_step = 3;
+  const auto r = run(dir, s);
+  EXPECT_TRUE(r.diverged);
+  EXPECT_NE(r.message.find("step 3"), std::string::npos) << r.message;
+  const auto saved = load_model(dir);
+  EXPECT_EQ(saved.step, 2);
+  for (const auto& p : saved.model->parameters()) EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
+  fs::remove_all(dir);
+}
+
+TEST(OneTrainer, PasskeyKilledAndResumedEqualsUninterrupted) {
+  const auto whole = lmtest::make_temp_dir("pk-whole"), split = lmtest::make_temp_dir("pk-split");
+  PasskeyRun run(5, 0);
+  EXPECT_EQ(run(whole, {}).steps_done, 5);
+  RunSettings killed;
+  killed.kill_after_steps = 3;  // the last checkpoint is step 2
+  run(split, killed);
+  EXPECT_EQ(load_model(split).step, 2);
+  EXPECT_THROW(run(split, {}), std::runtime_error);  // an existing run without resume
+  RunSettings resume;
+  resume.resume = true;
+  EXPECT_EQ(run(split, resume).steps_done, 5);
+  auto a = load_model(whole), b = load_model(split);
+  const auto pa = a.model->named_parameters(), pb = b.model->named_parameters();
+  for (const auto& item : pa) EXPECT_TRUE(item.value().equal(pb[item.key()])) << item.key();
+  fs::remove_all(whole);
+  fs::remove_all(split);
+}
+
+TEST(OneTrainer, PasskeyGoalStopsTheRunAndAResumeHasNothingToDo) {
+  const auto dir = lmtest::make_temp_dir("pk-goal");
+  PasskeyRun run(8, 2);
+  run.task.learned_accuracy = 0;  // the first check passes
+  run.task.stop_when_learned = true;
+  const auto first = run(dir, {});
+  EXPECT_EQ(first.steps_done, 2);
+  EXPECT_EQ(load_model(dir).step, 2);
+  RunSettings resume;
+  resume.resume = true;
+  const auto again = run(dir, resume);
+  EXPECT_EQ(again.steps_done, 2);
+  EXPECT_EQ(again.nothing_to_do, "learned the task at step 2");
+  fs::remove_all(dir);
+}
