@@ -7,13 +7,16 @@
 // policies would keep if they ranked the full cache at this query). Whether the full-cache greedy
 // answer is right is recorded too, so a reader can line up failures with heads.
 //
-// The budget cut-offs rank the full cache at the answer query; the budget policies evict during
-// prefill, as they must, so they can differ: this explains, it does not replace passkey-eval.
+// The kept sets are the policies' own (lm/cache: fpa-certified, budget, budget-per-head), applied
+// once to the full cache at the answer query; in passkey-eval the budget policies evict during
+// prefill, as they must, so they can differ: this explains, it does not replace passkey-eval. A
+// key is kept when one of its digit entries is; the cut-off is the lowest bias kept.
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/eviction.h"
+#include "lm/cache/policy.h"
 #include "lm/decode.h"
 #include "lm/passkey/eval_setup.h"
 #include "lm/passkey/prompt.h"
@@ -23,7 +26,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <iostream>
 
 namespace fs = std::filesystem;
@@ -45,12 +47,23 @@ std::vector<int64_t> key_digit_positions(const Prompt& p) {
   return out;
 }
 
-// The bias of the k-th highest entry (k >= 1) among `biases`: a budget keeping k entries keeps
-// every entry above it. -inf when k exceeds the entries.
-double kth_highest(std::vector<double> biases, int64_t k) {
-  if (k < 1 || k > int64_t(biases.size())) return -INFINITY;
-  std::nth_element(biases.begin(), biases.begin() + (k - 1), biases.end(), std::greater<double>());
-  return biases[size_t(k - 1)];
+// What `policy` keeps of the full cache at query i (no lookahead: nothing is appended before
+// the answer is read), from the policy code itself.
+cache::Keep kept_by(const cache::Policy& policy, const std::vector<cache::HeadView>& views, int64_t i,
+                    int64_t final_length) {
+  const std::vector<double> no_scores;
+  return cache::select_checked(policy, {views, i, final_length, 0, no_scores});
+}
+
+// The lowest bias among the kept entries of the heads in [first, last): the cut-off a key's bias
+// must reach (ties at the cut-off go to the more recent key). -inf when nothing is kept.
+double lowest_kept(const std::vector<cache::HeadView>& views, const cache::Keep& keep, size_t first,
+                   size_t last) {
+  double low = INFINITY;
+  for (size_t h = first; h < last; ++h)
+    for (size_t e = 0; e < views[h].bias.size(); ++e)
+      if (keep[h][e]) low = std::min(low, views[h].bias[e]);
+  return std::isinf(low) ? -INFINITY : low;
 }
 
 }  // namespace
@@ -96,6 +109,12 @@ int main(int argc, char** argv) {
     const int keys = cli.get<int>("keys");
     const double budget = cli.get<double>("budget"), epsilon = cli.get<double>("epsilon");
     const int64_t chunk = cli.get<int64_t>("chunk");
+    cache::Settings settings;
+    settings.budget = budget;
+    settings.epsilon = epsilon;
+    const auto certified_policy = cache::make_policy("fpa-certified", settings);
+    const auto per_head_policy = cache::make_policy("budget-per-head", settings);
+    const auto shared_policy = cache::make_policy("budget", settings);
 
     CsvWriter out(cli.out(), {"variant", "run", "train_len", "eval_len", "depth", "prompt", "correct_full",
                               "layer", "head", "key_bias", "threshold", "r", "kept_certified",
@@ -124,23 +143,26 @@ int main(int argc, char** argv) {
         }
         const int64_t i = p.answer_start - 1;
         const auto digits = key_digit_positions(p);
-        const int64_t per_head_k = int64_t(std::floor(budget * double(i + 1)));
-        std::vector<double> all_biases;
-        for (const auto& v : views) all_biases.insert(all_biases.end(), v.bias.begin(), v.bias.end());
-        const double cutoff_shared =
-            kth_highest(all_biases, int64_t(std::floor(budget * double((i + 1) * int64_t(views.size())))));
+        const auto certified = kept_by(*certified_policy, views, i, n);
+        const auto per_head = kept_by(*per_head_policy, views, i, n);
+        const auto shared = kept_by(*shared_policy, views, i, n);
+        const double cutoff_shared = lowest_kept(views, shared, 0, views.size());
         for (size_t h = 0; h < views.size(); ++h) {
           const auto& v = views[h];
           double key_bias = -INFINITY;
+          int key_certified = 0, key_per_head = 0, key_shared = 0;
           for (size_t s = 0; s < v.position.size(); ++s)
-            if (std::find(digits.begin(), digits.end(), v.position[s]) != digits.end())
+            if (std::find(digits.begin(), digits.end(), v.position[s]) != digits.end()) {
               key_bias = std::max(key_bias, v.bias[s]);
+              key_certified |= int(certified[h][s]);
+              key_per_head |= int(per_head[h][s]);
+              key_shared |= int(shared[h][s]);
+            }
           const double threshold = fpa::certified_eviction_threshold(v.r, i + 1, epsilon);
-          const auto kept = std::count_if(v.bias.begin(), v.bias.end(), [&](double b) { return b >= threshold; });
-          const double cutoff = kth_highest(v.bias, per_head_k);
+          const auto kept = std::count(certified[h].begin(), certified[h].end(), true);
           out.row(variant, run, L, n, p.depth, k, int(answer == p.key), int64_t(h) / heads, int64_t(h) % heads,
-                  key_bias, threshold, v.r, double(kept) / double(i + 1), int(key_bias >= threshold), budget,
-                  cutoff, int(key_bias >= cutoff), cutoff_shared, int(key_bias >= cutoff_shared));
+                  key_bias, threshold, v.r, double(kept) / double(i + 1), key_certified, budget,
+                  lowest_kept(views, per_head, h, h + 1), key_per_head, cutoff_shared, key_shared);
         }
         bar.update(++done, fmt::format("{}x {}", m, answer == p.key ? "right" : "wrong"));
       }
