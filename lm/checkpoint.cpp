@@ -1,4 +1,5 @@
 #include "lm/checkpoint.h"
+#include "lm/settings.h"
 
 #include "lm/train_loop.h"
 
@@ -35,70 +36,6 @@ std::string run_name(const std::string& checkpoint) {
   if (fs::is_directory(p, ec)) return p.filename().string();
   if (p.filename() == "checkpoint.pt") return p.parent_path().filename().string();
   return p.extension() == ".pt" ? p.stem().string() : p.filename().string();
-}
-
-std::string config_to_text(const ModelConfig& c) {
-  return fmt::format(
-      "kind = {}\nvocab_size = {}\nhidden = {}\nlayers = {}\nheads = {}\nmlp_hidden = {}\n"
-      "context = {}\ntie_embeddings = {}\nrope_base = {}\nnorm_eps = {}\ninit_std = {}\n"
-      "impl = {}\nmin_grad = {}\nst_temperature = {}\n",
-      to_string(c.kind), c.vocab_size, c.hidden, c.layers, c.heads, c.mlp_width(), c.context,
-      c.tie_embeddings ? 1 : 0, c.rope_base, c.norm_eps, c.init_std, fpa::to_string(c.impl),
-      fpa::to_string(c.min_grad), c.st_temperature);
-}
-
-std::string config_differences(const ModelConfig& saved, const ModelConfig& wanted) {
-  auto lines = [](const ModelConfig& c) {
-    std::map<std::string, std::string> kv;
-    std::istringstream in(config_to_text(c));
-    std::string line;
-    while (std::getline(in, line))
-      if (const auto eq = line.find(" = "); eq != std::string::npos)
-        kv[line.substr(0, eq)] = line.substr(eq + 3);
-    return kv;
-  };
-  const auto a = lines(saved), b = lines(wanted);
-  std::string out;
-  for (const auto& [name, value] : a)
-    if (name != "impl" && b.count(name) && b.at(name) != value)
-      out += fmt::format("{}{} = {} there, {} here", out.empty() ? "" : "; ", name, value, b.at(name));
-  return out;
-}
-
-ModelConfig config_from_text(const std::string& text) {
-  std::map<std::string, std::string> kv;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eq = line.find(" = ");
-    if (eq != std::string::npos) kv[line.substr(0, eq)] = line.substr(eq + 3);
-  }
-  auto get = [&](const char* k) {
-    auto it = kv.find(k);
-    if (it == kv.end()) throw std::runtime_error(fmt::format("checkpoint: config lacks '{}'", k));
-    return it->second;
-  };
-  ModelConfig c;
-  try {
-    c.kind = parse_attention_kind(get("kind"));
-    c.vocab_size = std::stoll(get("vocab_size"));
-    c.hidden = std::stoll(get("hidden"));
-    c.layers = std::stoll(get("layers"));
-    c.heads = std::stoll(get("heads"));
-    c.mlp_hidden = std::stoll(get("mlp_hidden"));
-    c.context = std::stoll(get("context"));
-    c.tie_embeddings = get("tie_embeddings") == "1";
-    c.rope_base = std::stod(get("rope_base"));
-    c.norm_eps = std::stod(get("norm_eps"));
-    c.init_std = std::stod(get("init_std"));
-    c.impl = fpa::parse_impl(get("impl"));
-    c.min_grad = fpa::parse_min_grad(get("min_grad"));
-    c.st_temperature = std::stod(get("st_temperature"));
-    c.validate();
-  } catch (const std::logic_error& e) {  // stoll/stod/parse_* errors
-    throw std::runtime_error(fmt::format("checkpoint: bad model config: {}", e.what()));
-  }
-  return c;
 }
 
 namespace {
@@ -184,14 +121,14 @@ void write_model(torch::serialize::OutputArchive& archive, LanguageModel& model,
   torch::serialize::OutputArchive model_archive;
   model->save(model_archive);
   archive.write("model", model_archive);
-  archive.write("config", c10::IValue(config_to_text(model->config)));
+  archive.write("config", c10::IValue(model_text(model->config)));
   archive.write("step", c10::IValue(p.step));
   archive.write("tokens", c10::IValue(p.tokens));
   archive.write("elapsed_s", c10::IValue(p.elapsed_s));
   archive.write("train_time_s", c10::IValue(p.train_time_s));
   archive.write("preset", c10::IValue(p.preset));
   add_model(sums, model);
-  sums["config"] = hash_text(config_to_text(model->config));
+  sums["config"] = hash_text(model_text(model->config));
 }
 
 // Through a checked file: LibTorch's own file writer aborts the process on a full disk.
@@ -302,7 +239,7 @@ TrainProgress read_progress(torch::serialize::InputArchive& archive, const std::
                                    "match its checksum", path));
     if (config) {
       try {
-        *config = config_from_text(config_text);
+        *config = model_from_text(config_text);
       } catch (const std::exception& e) {
         throw UsageError(fmt::format("checkpoint '{}': {}", path, e.what()));
       }
@@ -403,7 +340,7 @@ TrainProgress resume_checkpoint(const std::string& path, LanguageModel& model,
   open(archive, path);
   ModelConfig saved;
   auto progress = read_progress(archive, path, &saved);
-  if (const auto diff = config_differences(saved, model->config); !diff.empty())
+  if (const auto diff = identity_differences(saved, model->config); !diff.empty())
     throw UsageError(fmt::format("--resume: checkpoint '{}' was written for another model "
                                  "configuration: {}", path, diff));
   load_state(archive, path, model, &optimizer);

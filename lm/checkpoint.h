@@ -37,13 +37,8 @@ std::string checkpoint_path(const std::string& run_dir);
 // fpa-s1, as the run it was exported from).
 std::string run_name(const std::string& checkpoint);
 
-// Model configuration as `name = value` lines, and back (throws std::runtime_error when invalid).
-std::string config_to_text(const ModelConfig& c);
-ModelConfig config_from_text(const std::string& text);
-// "hidden = 64 there, 32 here; ..." for every setting that differs; empty when none does. The
-// implementation (`impl`) is how a run executes, not what it trains: recorded, never compared,
-// so a run resumes wherever `--impl auto` resolves differently.
-std::string config_differences(const ModelConfig& saved, const ModelConfig& wanted);
+// The configuration text a checkpoint stores, its parser and the resume check are the field
+// table's (lm/settings.h: model_text, model_from_text, identity_differences).
 
 void save_checkpoint(const std::string& path, LanguageModel& model,
                      torch::optim::Optimizer& optimizer, const TrainProgress& progress);

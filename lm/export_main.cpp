@@ -13,6 +13,7 @@
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "lm/checkpoint.h"
+#include "lm/settings.h"
 
 #include <fmt/format.h>
 #include <torch/serialize.h>
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
       state.insert(p.key(), p.value().detach().contiguous());
     c10::impl::GenericDict file(c10::StringType::get(), c10::AnyType::get());
     file.insert("state_dict", state);
-    file.insert("config", config_to_text(loaded.config));
+    file.insert("config", model_text(loaded.config));
     file.insert("step", loaded.step);
     file.insert("preset", loaded.progress.preset);
     const auto bytes = torch::pickle_save(file);

@@ -1,5 +1,7 @@
 #include "lm/presets.h"
 
+#include "lm/settings.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -65,13 +67,8 @@ std::vector<std::pair<std::string, std::string>> preset_files() {
 
 Preset parse_preset(const std::string& name, const std::string& text) {
   Preset p{name, {}, {}, ""};
-  // lm-train's option names (a preset file is also a valid lm-train --config file).
-  const std::map<std::string, int64_t*> ints = {
-      {"vocab-size", &p.model.vocab_size}, {"hidden", &p.model.hidden},
-      {"layers", &p.model.layers}, {"heads", &p.model.heads}, {"mlp-hidden", &p.model.mlp_hidden},
-      {"length", &p.model.context}, {"steps", &p.train.steps}, {"batch", &p.train.batch},
-      {"accum", &p.train.accum}, {"warmup", &p.train.warmup}, {"val-every", &p.train.val_every},
-      {"val-windows", &p.train.val_windows}, {"checkpoint-every", &p.train.checkpoint_every}};
+  // The field table's names (lm/settings.h; a preset file is also a valid lm-train --config
+  // file). Not the variant, which every preset serves, nor the implementation, a run setting.
   std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -85,22 +82,17 @@ Preset parse_preset(const std::string& name, const std::string& text) {
     const auto eq = line.find('=');
     if (eq == std::string::npos) throw std::invalid_argument(where + ": expected `name = value`");
     const auto key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
-    size_t used = 0;
     try {
       if (key == "preset") {
-        if (value != name) throw std::invalid_argument("names another preset");
-        used = value.size();
-      } else if (key == "lr") {
-        p.train.lr = std::stod(value, &used);
-      } else if (auto it = ints.find(key); it != ints.end()) {
-        *it->second = std::stoll(value, &used);
+        if (value != name) throw std::invalid_argument("it names another preset");
+      } else if (key == "variant" || key == "impl") {
+        throw std::invalid_argument("a preset serves every variant and implementation");
       } else {
-        throw std::invalid_argument("is not a preset setting");
+        apply_setting(p.model, p.train, key, value);
       }
-    } catch (const std::exception&) {
-      throw std::invalid_argument(fmt::format("{}: bad setting '{}'", where, line));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}: bad setting '{}': {}", where, line, e.what()));
     }
-    if (used != value.size()) throw std::invalid_argument(fmt::format("{}: bad value '{}'", where, line));
   }
   return p;
 }

@@ -1,6 +1,7 @@
 // Training: a killed-and-resumed run ends with the parameters of an uninterrupted one; a NaN
 // loss stops the run and keeps the last good checkpoint.
 #include "lm/checkpoint.h"
+#include "lm/settings.h"
 #include "lm/distributed.h"
 #include "lm/train_loop.h"
 #include "lm/text_training.h"
@@ -194,7 +195,7 @@ TEST(LmCheckpoint, ChecksumsNameTheCorruptTensorAndOldFormatLoads) {
   save_checkpoint(good, model, opt, TrainProgress{});
   EXPECT_NO_THROW(load_model(good));
   const auto sums = stored_checksums(good);
-  const auto config = config_to_text(model->config);
+  const auto config = model_text(model->config);
 
   const auto old = dir + "/old.pt";  // no checksums: loads, same weights
   write_checkpoint_like(old, model, config, nullptr);
@@ -223,7 +224,7 @@ TEST(LmCheckpoint, ChecksumsNameTheCorruptTensorAndOldFormatLoads) {
   auto wide_config = lmtest::micro_model(AttentionKind::Fpa);
   wide_config.hidden *= 2;
   const auto wide = dir + "/wide.pt";
-  write_checkpoint_like(wide, model, config_to_text(wide_config), nullptr);
+  write_checkpoint_like(wide, model, model_text(wide_config), nullptr);
   what = error_of([&] { load_model(wide); });
   EXPECT_NE(what.find(wide), std::string::npos) << what;
   EXPECT_NE(what.find("has shape"), std::string::npos) << what;

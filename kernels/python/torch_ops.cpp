@@ -1,4 +1,5 @@
 // PyTorch custom operators: fpa::attention as torch.ops.fpa.attention (TorchScript-compatible).
+// Argument names are the command line's in snake case (fpa_backward, st_temperature).
 //
 //   torch.ops.load_library("build/lib/libfpa_torch_ops.so")
 //   out = torch.ops.fpa.attention(q, k, v, gate, "fpa", "auto", "exact")
@@ -22,19 +23,19 @@ fpa::Impl choose_impl(const std::string& impl, const at::Tensor& q) {
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const c10::optional<at::Tensor>& gate, std::string variant, std::string impl,
-                     std::string backward, double temperature, double scale) {
+                     std::string fpa_backward, double st_temperature, double scale) {
   fpa::AttentionOptions o;
   o.variant = fpa::parse_variant(variant);
   o.impl = choose_impl(impl, q);
-  o.min_grad = fpa::parse_min_grad(backward);
-  o.st_temperature = temperature;
+  o.min_grad = fpa::parse_min_grad(fpa_backward);
+  o.st_temperature = st_temperature;
   o.scale = scale;
   const at::Tensor g = gate.has_value() ? *gate : at::Tensor();
   return fpa::attention(q, k, v, g, o);
 }
 
-at::Tensor fpa_bias(const at::Tensor& field, std::string backward, double temperature) {
-  return fpa::fpa_bias(field, fpa::parse_min_grad(backward), temperature);
+at::Tensor fpa_bias(const at::Tensor& field, std::string fpa_backward, double st_temperature) {
+  return fpa::fpa_bias(field, fpa::parse_min_grad(fpa_backward), st_temperature);
 }
 
 at::Tensor fox_bias(const at::Tensor& log_forget) { return fpa::fox_bias(log_forget); }
@@ -47,9 +48,9 @@ at::Tensor apply_rope(const at::Tensor& x, int64_t offset, double base) {
 
 TORCH_LIBRARY(fpa, m) {
   m.def("attention(Tensor q, Tensor k, Tensor v, Tensor? gate, str variant=\"softmax\", "
-        "str impl=\"auto\", str backward=\"exact\", float temperature=1.0, float scale=0.0) "
+        "str impl=\"auto\", str fpa_backward=\"exact\", float st_temperature=1.0, float scale=0.0) "
         "-> Tensor");
-  m.def("fpa_bias(Tensor field, str backward=\"exact\", float temperature=1.0) -> Tensor");
+  m.def("fpa_bias(Tensor field, str fpa_backward=\"exact\", float st_temperature=1.0) -> Tensor");
   m.def("fox_bias(Tensor log_forget) -> Tensor");
   m.def("apply_rope(Tensor x, int offset=0, float base=10000.0) -> Tensor");
 }

@@ -12,6 +12,7 @@
 #include "lm/model.h"
 #include "lm/passkey/train_task.h"
 #include "lm/presets.h"
+#include "lm/settings.h"
 #include "lm/trainer.h"
 
 #include <fmt/format.h>
@@ -22,6 +23,18 @@
 using namespace fpa;
 
 namespace {
+
+// The model and training settings passkey-train takes (lm/settings.h), with its defaults. The
+// token embedding is not decayed (decay-embeddings false): every published passkey run was trained
+// so (lm-train decays it); weights start at N(0, 0.05) (lm: 0.02; passkey models stay at chance
+// with it, see README).
+const lm::ToolSettings kSettings{{{"variant", "fpa"}, {"steps", "900"}, {"batch", "8"},
+                                  {"length", "512"}, {"lr", "0.003"}, {"warmup", "50"},
+                                  {"min-lr-ratio", "0.1"}, {"hidden", "128"}, {"layers", "2"},
+                                  {"heads", "4"}, {"fpa-backward", "straight-through"},
+                                  {"st-temperature", "1"}, {"impl", "auto"}, {"init-std", "0.05"},
+                                  {"untie-embeddings", "false"}, {"decay-embeddings", "false"},
+                                  {"checkpoint-every", "50"}}};
 
 // Held-out prompts use their own key stream: neither the training data's (seed * 7919 + 17)
 // nor passkey-eval's (its --seed, 1000 in the studies).
@@ -47,24 +60,10 @@ int main(int argc, char** argv) {
           "train an FPA/FoX/Transformer model on length-L passkey prompts (optionally mixed with "
           "corpus text), with atomic checkpoints and --resume",
           "");
+  lm::add_options(cli, kSettings);
   cli.add()
-      ("variant", po::value<std::string>()->default_value("fpa"), "attention: fpa, fox, transformer, softmax-nope")
       ("out-dir", po::value<std::string>(), "run directory (checkpoint.pt, train_log.csv); required")
-      ("steps", po::value<int64_t>()->default_value(900), "optimiser steps")
-      ("batch", po::value<int64_t>()->default_value(8), "sequences per step")
-      ("length", po::value<int64_t>()->default_value(512), "training sequence length L (bytes; at least the prompt's fixed parts, 249 + --key-digits, and at most 1e7)")
-      ("lr", po::value<double>()->default_value(3e-3), "peak learning rate (AdamW)")
-      ("warmup", po::value<int64_t>()->default_value(50), "linear warm-up steps, then cosine decay")
-      ("min-lr-ratio", po::value<double>()->default_value(0.1), "cosine decays to lr * this")
-      ("hidden", po::value<int64_t>()->default_value(128), "model width")
-      ("layers", po::value<int64_t>()->default_value(2), "layers")
-      ("heads", po::value<int64_t>()->default_value(4), "heads per layer")
-      ("fpa-backward", po::value<std::string>()->default_value("straight-through"), "FPA backward: exact, straight-through")
-      ("st-temperature", po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
-      ("impl", po::value<std::string>()->default_value("auto"), "attention implementation: auto (fused when available), reference, fused")
-      ("init-std", po::value<double>()->default_value(0.05), "std of the normal initialisation of weight matrices and embeddings (lm uses 0.02; passkey models stay at chance with it, see README)")
       ("embed-std", po::value<double>()->default_value(0.0), "std of the token embedding's normal initialisation; 0: --init-std")
-      ("untie-embeddings", po::bool_switch()->default_value(false), "give the model its own LM head instead of reusing the token embedding")
       ("gate-bias", po::value<std::string>()->default_value(""), "initial per-head gate/increment bias, e.g. 0,0,5,5 (default: lm's init)")
       ("answer-weight", po::value<double>()->default_value(1.0), "weight of the answer-digit CE added to the mean CE")
       ("corpus", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
@@ -76,25 +75,12 @@ int main(int argc, char** argv) {
       ("check-keys", po::value<int64_t>()->default_value(40), "held-out prompts per check (depths spread over the prompt)")
       ("learned-accuracy", po::value<double>()->default_value(0.95), "held-out accuracy at which a run has learned the task")
       ("stop-when-learned", po::bool_switch()->default_value(false), "stop (with a checkpoint) at the first check that reaches --learned-accuracy; --steps is then a cap")
-      ("decay-embeddings", po::bool_switch()->default_value(false), "apply AdamW weight decay to the token embedding too (lm-train does; the passkey studies did not)")
-      ("checkpoint-every", po::value<int64_t>()->default_value(50), "steps between checkpoints")
       ("stop-after", po::value<int64_t>()->default_value(0), "stop (with a checkpoint) after this many steps in this invocation; 0: run to --steps (tests of --resume)")
       ("resume", po::bool_switch()->default_value(false), "continue from <out-dir>/checkpoint.pt if present");
-  cli.range("steps", 1, 1e9);
-  cli.range("batch", 1, 1e6);
-  cli.range("lr", 1e-8, 1.0);
-  cli.range("warmup", 0, 1e9);
-  cli.range("min-lr-ratio", 0, 1);
-  cli.range("hidden", 1, 1e6);
-  cli.range("layers", 1, 1000);
-  cli.range("heads", 1, 1000);
   cli.range("answer-weight", 0, 1e6);
-  cli.range("init-std", 1e-6, 10);
   cli.range("embed-std", 0, 10);
   cli.range("corpus-fraction", 0, 1);
-  cli.range("st-temperature", 1e-6, 1e6);
   cli.range("key-digits", 1, 18);
-  cli.range("checkpoint-every", 1, 1e9);
   cli.range("check-every", 0, 1e9);
   cli.range("check-keys", 1, 1e5);
   cli.range("learned-accuracy", 0, 1);
@@ -103,12 +89,6 @@ int main(int argc, char** argv) {
   }, "--stop-when-learned needs --check-every > 0");
   cli.range("stop-after", 0, 1e9);
   cli.require([](const po::variables_map& vm) { return vm.count("out-dir") > 0; }, "--out-dir is required");
-  cli.require([](const po::variables_map& vm) {
-    lm::parse_attention_kind(vm["variant"].as<std::string>());
-    fpa::parse_min_grad(vm["fpa-backward"].as<std::string>());
-    if (vm["impl"].as<std::string>() != "auto") fpa::parse_impl(vm["impl"].as<std::string>());
-    return true;
-  }, "bad --variant, --fpa-backward or --impl");
   cli.require([](const po::variables_map& vm) {
     return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus"].as<std::string>().empty();
   }, "--corpus-fraction > 0 needs --corpus");
@@ -134,34 +114,15 @@ int main(int argc, char** argv) {
     set_threads(cli.threads());
 
     lm::ModelConfig mc;
-    mc.kind = lm::parse_attention_kind(cli.get<std::string>("variant"));
-    mc.hidden = cli.get<int64_t>("hidden");
-    mc.layers = cli.get<int64_t>("layers");
-    mc.heads = cli.get<int64_t>("heads");
-    mc.context = cli.get<int64_t>("length");
-    mc.init_std = cli.get<double>("init-std");
-    mc.tie_embeddings = !cli.flag("untie-embeddings");
-    mc.min_grad = fpa::parse_min_grad(cli.get<std::string>("fpa-backward"));
-    mc.st_temperature = cli.get<double>("st-temperature");
-    mc.impl = lm::choose_impl(cli.get<std::string>("impl"), lm::operator_variant(mc.kind), mc.min_grad);
-    // choose_impl reads a table and draws no random numbers (until 2026-12-02 it probed the
-    // kernel, drawing some, so the seed is set after it as then): the same --seed gives the same
-    // run whatever --impl resolves from. Runs trained before 2026-12-02 (the first c6 fpa-s1 and
+    lm::TrainConfig tc;  // lm's AdamW and clipping (TrainConfig's defaults)
+    lm::apply_options(cli, kSettings, mc, tc);
+    // The implementation comes from a table and draws no random numbers (until 2026-12-02 a
+    // probe did, so the seed is set after it as then): the same --seed gives the same run
+    // whatever --impl resolves to. Runs trained before 2026-12-02 (the first c6 fpa-s1 and
     // fpa-s3) were seeded before that probe.
     seed_everything(cli.seed());
     mc.validate();
-    lm::require_training_memory(mc, cli.get<int64_t>("batch"), "passkey-train");
-
-    lm::TrainConfig tc;
-    tc.steps = cli.get<int64_t>("steps");
-    tc.lr = cli.get<double>("lr");
-    tc.warmup = cli.get<int64_t>("warmup");
-    tc.min_lr_ratio = cli.get<double>("min-lr-ratio");
-    tc.batch = cli.get<int64_t>("batch");
-    // lm's AdamW and clipping (TrainConfig's defaults), but the token embedding is not decayed:
-    // every published passkey run was trained so (lm-train decays it; lm/presets.h).
-    tc.decay_embeddings = cli.flag("decay-embeddings");
-    tc.checkpoint_every = cli.get<int64_t>("checkpoint-every");
+    lm::require_training_memory(mc, tc.batch, "passkey-train");
 
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));

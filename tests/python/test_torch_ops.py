@@ -86,6 +86,12 @@ got = attention(q.float(), k.float(), v.float(), phi.float(), "fpa", "fused", "e
 check(got.dtype == torch.float32 and rel_err(got.double(), python_attention(q, k, v, phi, "fpa")) < 1e-4,
       "float32 fused FPA within 1e-4 of the float64 definition")
 
+# Keyword arguments carry the command line's names (--fpa-backward, --st-temperature).
+by_name = attention(q, k, v, phi, variant="fpa", impl="fused", fpa_backward="straight-through",
+                    st_temperature=TAU)
+by_position = attention(q, k, v, phi, "fpa", "fused", "straight-through", TAU)
+check(torch.equal(by_name, by_position), "keywords fpa_backward and st_temperature")
+
 # Bad arguments raise with the operator's message (std::invalid_argument arrives as ValueError).
 for bad, needle in [(lambda: attention(q, k, v, phi, "fpx", "fused", "exact"), "unknown attention variant"),
                     (lambda: attention(q, k, v, phi, "fpa", "fast", "exact"), "unknown implementation"),
