@@ -65,9 +65,11 @@ const std::vector<Setting> kSettings = {
      [](ModelConfig& m, TrainConfig&, const std::string& v) { m.kind = parse_attention_kind(v); }},
     {"vocab-size", "vocab_size", Role::Identity, Type::Int, 1, kBig,
      "vocabulary size (this suite's tokenizer is byte-level: 256)", INT_FIELD(m, vocab_size)},
+    // Depth and heads are bounded by the memory check of the tool that builds the model (it names
+    // the memory a size needs), the width also by a range.
     {"hidden", "hidden", Role::Identity, Type::Int, 1, 1e6, "model width", INT_FIELD(m, hidden)},
-    {"layers", "layers", Role::Identity, Type::Int, 1, 1000, "layers", INT_FIELD(m, layers)},
-    {"heads", "heads", Role::Identity, Type::Int, 1, 1000, "heads per layer", INT_FIELD(m, heads)},
+    {"layers", "layers", Role::Identity, Type::Int, 1, kBig, "layers", INT_FIELD(m, layers)},
+    {"heads", "heads", Role::Identity, Type::Int, 1, kBig, "heads per layer", INT_FIELD(m, heads)},
     {"mlp-hidden", "mlp_hidden", Role::Identity, Type::Int, 0, kBig,
      "SwiGLU inner width (0: 8/3 x hidden rounded up to 32)", INT_FIELD(m, mlp_hidden),
      [](const ModelConfig& m) { return text(m.mlp_width()); }, nullptr},
