@@ -12,27 +12,26 @@
 namespace fpa::lm {
 namespace {
 
-int64_t to_int(const std::string& s) {
+// `s` parsed whole by `parse` (std::stoll, std::stod); `what` names what it must be.
+template <class T, class Parse>
+T parse_whole(const std::string& s, Parse parse, const char* what) {
   size_t used = 0;
-  int64_t v = 0;
+  T v{};
   try {
-    v = std::stoll(s, &used);
+    v = parse(s, &used);
   } catch (const std::exception&) {
     used = 0;
   }
-  if (s.empty() || used != s.size()) throw std::invalid_argument(fmt::format("'{}' is not an integer", s));
+  if (s.empty() || used != s.size()) throw std::invalid_argument(fmt::format("'{}' is not {}", s, what));
   return v;
 }
+int64_t to_int(const std::string& s) {
+  return parse_whole<int64_t>(s, [](const std::string& x, size_t* u) { return std::stoll(x, u); }, "an integer");
+}
 double to_real(const std::string& s) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (s.empty() || used != s.size() || !std::isfinite(v))
-    throw std::invalid_argument(fmt::format("'{}' is not a finite number", s));
+  const char* what = "a finite number";
+  const double v = parse_whole<double>(s, [](const std::string& x, size_t* u) { return std::stod(x, u); }, what);
+  if (!std::isfinite(v)) throw std::invalid_argument(fmt::format("'{}' is not {}", s, what));
   return v;
 }
 bool to_switch(const std::string& s) {
@@ -46,8 +45,8 @@ std::string text(bool v) { return v ? "true" : "false"; }
 
 constexpr double kBig = 1e9;
 
-// One row per setting: name, stored_as, role, type, lo, hi, help, get, set[, store, load].
-// M: the model's identity and execution, in the order of a checkpoint's configuration text.
+// One row per setting: name, stored_as, role, type, lo, hi, help, get, set[, store, load]. The
+// model's rows come first, in the order of a checkpoint's configuration text.
 #define INT_FIELD(S, member) \
   [](const ModelConfig& m, const TrainConfig& t) { (void)m; (void)t; return text(S.member); }, \
   [](ModelConfig& m, TrainConfig& t, const std::string& v) { (void)m; (void)t; S.member = to_int(v); }

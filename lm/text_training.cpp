@@ -72,8 +72,9 @@ class TextTask final : public TrainTask {
       loss.backward();
       loss_sum += loss.detach();
     }
+    if (params_.empty()) params_ = model->parameters();  // once: the model does not change
     std::vector<at::Tensor> to_reduce;
-    for (auto& p : model->parameters()) {
+    for (auto& p : params_) {
       if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
       to_reduce.push_back(p.grad());
     }
@@ -109,6 +110,7 @@ class TextTask final : public TrainTask {
   WindowSampler sampler_;
   at::Tensor val_windows_;
   int64_t context_;
+  std::vector<at::Tensor> params_;
   std::string val_cell_;
   double last_val_ = std::nan("");
 };
