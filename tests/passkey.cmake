@@ -23,3 +23,6 @@ if(TARGET passkey-train)
 endif()
 # lm/passkey/reproduce.sh with stub binaries: parallel runs, skipping, recipe guard, failures.
 add_test(NAME passkey_reproduce_script COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/test_reproduce_script.sh)
+# The merge of per-run summaries with amendments (a re-run of some policies after a code change).
+add_test(NAME merge_summaries_amendments
+         COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/merge_summaries_amendments.py)

@@ -286,6 +286,26 @@ TEST(CachePolicy, DuoGivesFullCachesToTheBestHeads) {
   EXPECT_THROW(select("duo-calibrated", s, hs, 99, 100), std::invalid_argument);  // no scores
 }
 
+// The allocation is made at the first eviction and kept: a full local head whose alive keys are
+// few keeps its cache against a window head whose recent keys are all alive.
+TEST(CachePolicy, DuoCertifiedKeepsItsAllocation) {
+  Settings s = with_budget(0.6);  // 2 heads of 100 keys, sinks 2 + window 8: one full head
+  EXPECT_EQ(duo_full_heads(0.6, 2, 100, 10), 1);
+  s.sinks = 2;
+  s.duo_window = 8;
+  // Head 0 kept every one of 100 keys; only its last 5 are certified alive (bias 0 against -1000
+  // for the rest, R = 1). Head 1 was cut to sinks + window: its 10 keys are all alive.
+  std::vector<double> b0(100, -1000.0);
+  for (int j = 95; j < 100; ++j) b0[size_t(j)] = 0.0;
+  auto h0 = head(b0, 1.0);
+  auto h1 = head(std::vector<double>(10, 0.0), 1.0);
+  h1.position = {0, 1, 92, 93, 94, 95, 96, 97, 98, 99};
+  // Both ranked by alive fraction alone, head 1 (10/100) would beat head 0 (5/100).
+  const auto keep = select("duo-certified", s, {h0, h1}, 99, 100);
+  EXPECT_EQ(std::count(keep[0].begin(), keep[0].end(), true), 100);
+  EXPECT_EQ(std::count(keep[1].begin(), keep[1].end(), true), 10);
+}
+
 // FoX's pruning threshold uses ||q|| max ||k|| >= R, so it keeps every key fpa-certified keeps.
 RC_GTEST_PROP(CachePolicy, FoxAcpKeepsWhatTheCertificateKeeps, ()) {
   const int64_t n = *rc::gen::inRange<int64_t>(2, 60);

@@ -7,6 +7,12 @@
 # interrupted sweep resumes run by run. SWEEP_JOBS (default 2) evaluations at a time;
 # SWEEP_RUNS (e.g. "fpa-s0 fpa-s2") sweeps those runs' weights only.
 #
+# SWEEP_POLICIES (e.g. "duo-certified") re-runs only those policies, after a change to their code:
+# each run's cells go to <run>@<policies>.csv and .summary.csv (an amendment, with its own
+# sidecar and code version), and the merge takes that policy's cells from the amendment instead
+# of <run>.summary.csv. A policy's cells do not depend on which other policies run beside it
+# (same prompts, same seed), so an amendment equals a full re-sweep of that policy.
+#
 #   lm/passkey/sweep.sh <bin-dir>
 set -euo pipefail
 BIN=${1:?usage: lm/passkey/sweep.sh <bin-dir>}
@@ -25,18 +31,27 @@ if [[ -n "${SWEEP_RUNS:-}" ]]; then
 fi
 (( ${#weights[@]} )) || { echo "error: no published passkey weights under results/weights/passkey" >&2; exit 1; }
 
+POLICIES=${SWEEP_POLICIES:-}
+policy_args=() suffix=""
+if [[ -n "$POLICIES" ]]; then
+  [[ "$POLICIES" =~ ^[a-z0-9-]+(\ [a-z0-9-]+)*$ ]] || { echo "error: SWEEP_POLICIES: '$POLICIES' is not a list of policy names" >&2; exit 1; }
+  policy_args=(--policies "${POLICIES// /,}") suffix="@${POLICIES// /+}"
+fi
+
 one() {  # <weights file>
-  local w=$1 run variant stamp
-  run=$(basename "$w" .pt) variant=${run%-s[0-9]*}
+  local w=$1 run variant stamp name
+  run=$(basename "$w" .pt) variant=${run%-s[0-9]*} name=$(basename "$w" .pt)$suffix
   stamp="$(sha256sum < "$w" | cut -c1-16) $(md5sum < "$CONFIG" | cut -c1-12)"
-  if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]]; then
-    echo "sweep: $run done (skipping)"
+  if [[ -s "$OUT/$name.summary.csv" && "$(cat "$OUT/.done-$name" 2>/dev/null)" == "$stamp" ]]; then
+    echo "sweep: $name done (skipping)"
     return 0
   fi
-  echo "sweep: $run $(date -u +%H:%M:%S)"
+  echo "sweep: $name $(date -u +%H:%M:%S)"
+  # A full sweep of a run supersedes its amendments (same code for every policy).
+  [[ -z "$suffix" ]] && rm -f "$OUT/$run@"* "$OUT/.done-$run@"*
   nice -n 5 "$BIN/passkey-eval" --config "$CONFIG" --checkpoint "$w" --variant "$variant" --threads 1 \
-    --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
-  echo "$stamp" > "$OUT/.done-$run"
+    "${policy_args[@]}" --out "$OUT/$name.csv" --summary "$OUT/$name.summary.csv"
+  echo "$stamp" > "$OUT/.done-$name"
 }
 
 running=0 failed=0
