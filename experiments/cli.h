@@ -61,6 +61,7 @@ class Cli {
   T get(const std::string& name) const { return vm_[name].as<T>(); }
   bool has(const std::string& name) const { return vm_.count(name) > 0 && !vm_[name].empty(); }
   bool flag(const std::string& name) const { return has(name) && vm_[name].as<bool>(); }
+  const po::variables_map& variables() const { return vm_; }
 
   // Every option's final value as text, for provenance records.
   std::map<std::string, std::string> config() const;

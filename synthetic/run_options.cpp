@@ -1,5 +1,6 @@
 #include "run_options.h"
 
+#include "experiments/settings_table.h"
 #include "kernels/impl_choice.h"
 
 #include <fmt/format.h>
@@ -8,60 +9,80 @@
 
 namespace fpa::synthetic {
 
+namespace {
+
+// The field table of one run (experiments/settings_table.h): flag, role, type, range, help and
+// member. The task (a built-in name or a file) and the seed (--seed) are read beside it.
+#define INT_FIELD(member) \
+  [](const RunConfig& c) { return setting_text(int64_t(c.member)); }, \
+  [](RunConfig& c, const std::string& v) { c.member = setting_int(v); }
+#define REAL_FIELD(member) \
+  [](const RunConfig& c) { return setting_text(double(c.member)); }, \
+  [](RunConfig& c, const std::string& v) { c.member = setting_real(v); }
+using R = SettingRole;
+using T = SettingType;
+const SettingsTable<RunConfig> kTable({
+    {"variant", "", R::Identity, T::Text, 0, 0, "attention variant: softmax, fox, fpa",
+     [](const RunConfig& c) { return to_string(c.model.attention.variant); },
+     [](RunConfig& c, const std::string& v) { c.model.attention.variant = parse_variant(v); }},
+    {"fpa-backward", "", R::Identity, T::Text, 0, 0, "FPA backward of the path minimum: exact, straight-through",
+     [](const RunConfig& c) { return to_string(c.model.attention.min_grad); },
+     [](RunConfig& c, const std::string& v) { c.model.attention.min_grad = parse_min_grad(v); }},
+    {"st-temperature", "", R::Identity, T::Real, 1e-6, 1e6, "tau_s of the straight-through soft minimum",
+     REAL_FIELD(model.attention.st_temperature)},
+    {"impl", "", R::Execution, T::Text, 0, 0,
+     "attention implementation: auto (fused when available), reference, fused, cuda",
+     [](const RunConfig& c) { return to_string(c.model.attention.impl); },
+     [](RunConfig& c, const std::string& v) {
+       auto& a = c.model.attention;
+       a.impl = choose_impl(v, a.variant, a.min_grad);
+     }},
+    {"heads", "", R::Identity, T::Int, 1, 64, "attention heads", INT_FIELD(model.heads)},
+    {"head-dim", "", R::Identity, T::Int, 1, 1024, "head dimension (same for every model)", INT_FIELD(model.head_dim)},
+    {"hidden", "", R::Identity, T::Int, 1, 4096, "model width (embeddings and attention input)", INT_FIELD(model.embed)},
+    {"payload-values", "", R::Identity, T::Int, 1, 1 << 20, "number of payload values", INT_FIELD(model.payload_values)},
+    {"payload-dim", "", R::Identity, T::Int, 1, 4096, "dimension of the payload vectors", INT_FIELD(model.payload_dim)},
+    {"increment-bias-init", "", R::Identity, T::Real, -1e3, 1e3, "FPA: initial increment bias c_p",
+     REAL_FIELD(model.increment_bias_init)},
+    {"fox-gate-bias-init", "", R::Identity, T::Text, 0, 0,
+     "FoX: initial gate bias c_f in [-1000, 1000] (empty: LibTorch's Linear init)",
+     [](const RunConfig& c) { return c.model.fox_gate_bias_set ? setting_text(c.model.fox_gate_bias_init) : std::string(); },
+     [](RunConfig& c, const std::string& v) {
+       c.model.fox_gate_bias_set = !v.empty();
+       if (v.empty()) return;
+       const double x = setting_real(v);
+       if (x < -1e3 || x > 1e3) throw std::invalid_argument(fmt::format("fox-gate-bias-init must be in [-1000, 1000], got {}", v));
+       c.model.fox_gate_bias_init = x;
+     }},
+    {"length", "", R::Run, T::Int, 1, 1 << 16, "training sequence length n (held-out: n and 2n)", INT_FIELD(n)},
+    {"batch", "", R::Run, T::Int, 1, 1 << 16, "sequences per step", INT_FIELD(batch)},
+    {"steps", "", R::Run, T::Int, 1, 1 << 24, "optimiser steps", INT_FIELD(steps)},
+    {"lr", "", R::Run, T::Real, 1e-12, 10, "peak AdamW learning rate", REAL_FIELD(lr)},
+    {"warmup", "", R::Run, T::Int, 0, 1 << 24, "linear warm-up steps", INT_FIELD(warmup)},
+    {"lr-final", "", R::Run, T::Real, 0, 1, "final learning rate as a fraction of --lr (cosine decay)", REAL_FIELD(lr_final)},
+    {"weight-decay", "", R::Run, T::Real, 0, 10, "AdamW weight decay", REAL_FIELD(weight_decay)},
+    {"eval-every", "", R::Run, T::Int, 1, 1 << 24, "steps between held-out evaluations (training curve)", INT_FIELD(eval_every)},
+    {"eval-seqs", "", R::Run, T::Int, 1, 1 << 20, "held-out sequences at n and at 2n", INT_FIELD(eval_seqs)},
+}, "synthetic-run setting");
+#undef INT_FIELD
+#undef REAL_FIELD
+
+const ToolSettings kOptions{{{"variant", "fpa"}, {"fpa-backward", "straight-through"}, {"st-temperature", "1"},
+                             {"impl", "auto"}, {"heads", "1"}, {"head-dim", "8"}, {"hidden", "32"},
+                             {"payload-values", "16"}, {"payload-dim", "8"}, {"increment-bias-init", "-1"},
+                             {"fox-gate-bias-init", ""}, {"length", "64"}, {"batch", "32"}, {"steps", "1000"},
+                             {"lr", "0.01"}, {"warmup", "100"}, {"lr-final", "0.1"}, {"weight-decay", "0.01"},
+                             {"eval-every", "50"}, {"eval-seqs", "256"}}};
+
+}  // namespace
+
 void add_run_options(Cli& cli) {
   cli.add()
       ("task", po::value<std::string>()->default_value("dips"),
        "built-in task: dips, brackets, erase (or a path to a .task file)")
-      ("task-file", po::value<std::string>(), "task table file (overrides --task); see synthetic/tasks/")
-      ("variant", po::value<std::string>()->default_value("fpa"), "attention variant: softmax, fox, fpa")
-      ("fpa-backward", po::value<std::string>()->default_value("straight-through"),
-       "FPA backward of the path minimum: exact, straight-through")
-      ("st-temperature", po::value<double>()->default_value(1.0), "tau_s of the straight-through soft minimum")
-      ("impl", po::value<std::string>()->default_value("auto"),
-       "attention implementation: auto (fused when available), reference, fused, cuda")
-      ("heads", po::value<int>()->default_value(1), "attention heads")
-      ("head-dim", po::value<int>()->default_value(8), "head dimension (same for every model)")
-      ("hidden", po::value<int>()->default_value(32), "model width (embeddings and attention input)")
-      ("payload-values", po::value<int>()->default_value(16), "number of payload values")
-      ("payload-dim", po::value<int>()->default_value(8), "dimension of the payload vectors")
-      ("increment-bias-init", po::value<double>()->default_value(-1.0), "FPA: initial increment bias c_p")
-      ("fox-gate-bias-init", po::value<double>(), "FoX: initial gate bias c_f (default: LibTorch's Linear init)")
-      ("length", po::value<int>()->default_value(64), "training sequence length n (held-out: n and 2n)")
-      ("batch", po::value<int>()->default_value(32), "sequences per step")
-      ("steps", po::value<int>()->default_value(1000), "optimiser steps")
-      ("lr", po::value<double>()->default_value(1e-2), "peak AdamW learning rate")
-      ("warmup", po::value<int>()->default_value(100), "linear warm-up steps")
-      ("lr-final", po::value<double>()->default_value(0.1), "final learning rate as a fraction of --lr (cosine decay)")
-      ("weight-decay", po::value<double>()->default_value(0.01), "AdamW weight decay")
-      ("eval-every", po::value<int>()->default_value(50), "steps between held-out evaluations (training curve)")
-      ("eval-seqs", po::value<int>()->default_value(256), "held-out sequences at n and at 2n");
-  cli.range("st-temperature", 1e-6, 1e6);
-  cli.range("heads", 1, 64);
-  cli.range("head-dim", 1, 1024);
-  cli.range("hidden", 1, 4096);
-  cli.range("payload-values", 1, 1 << 20);
-  cli.range("payload-dim", 1, 4096);
-  cli.range("increment-bias-init", -1e3, 1e3);
-  cli.range("fox-gate-bias-init", -1e3, 1e3);
-  cli.range("length", 1, 1 << 16);
-  cli.range("batch", 1, 1 << 16);
-  cli.range("steps", 1, 1 << 24);
-  cli.range("lr", 1e-12, 10);
-  cli.range("warmup", 0, 1 << 24);
-  cli.range("lr-final", 0, 1);
-  cli.range("weight-decay", 0, 10);
-  cli.range("eval-every", 1, 1 << 24);
-  cli.range("eval-seqs", 1, 1 << 20);
-  cli.require([](const po::variables_map& vm) { parse_variant(vm["variant"].as<std::string>()); return true; },
-              "--variant must be softmax, fox or fpa");
-  cli.require([](const po::variables_map& vm) { parse_min_grad(vm["fpa-backward"].as<std::string>()); return true; },
-              "--fpa-backward must be exact or straight-through");
-  cli.require([](const po::variables_map& vm) {
-                const auto s = vm["impl"].as<std::string>();
-                return s == "auto" || impl_available(parse_impl(s));
-              },
-              "--impl must be auto, reference, fused or (in a CUDA build) cuda");
+      ("task-file", po::value<std::string>(), "task table file (overrides --task); see synthetic/tasks/");
   cli.input("task-file", PathKind::File);
+  kTable.add_options(cli, kOptions);
 }
 
 void require_run_memory(const RunConfig& c) {
@@ -86,29 +107,12 @@ RunConfig run_config_from(const Cli& cli) {
   } catch (const std::exception& e) {
     fail_usage(e.what());
   }
-  auto& m = c.model;
-  m.num_types = int64_t(c.task.types.size());
-  m.payload_values = cli.get<int>("payload-values");
-  m.payload_dim = cli.get<int>("payload-dim");
-  m.embed = cli.get<int>("hidden");
-  m.heads = cli.get<int>("heads");
-  m.head_dim = cli.get<int>("head-dim");
-  m.attention.variant = parse_variant(cli.get<std::string>("variant"));
-  m.attention.min_grad = parse_min_grad(cli.get<std::string>("fpa-backward"));
-  m.attention.st_temperature = cli.get<double>("st-temperature");
-  m.attention.impl = choose_impl(cli.get<std::string>("impl"), m.attention.variant, m.attention.min_grad);
-  m.increment_bias_init = cli.get<double>("increment-bias-init");
-  m.fox_gate_bias_set = cli.has("fox-gate-bias-init");
-  if (m.fox_gate_bias_set) m.fox_gate_bias_init = cli.get<double>("fox-gate-bias-init");
-  c.n = cli.get<int>("length");
-  c.batch = cli.get<int>("batch");
-  c.steps = cli.get<int>("steps");
-  c.lr = cli.get<double>("lr");
-  c.warmup = cli.get<int>("warmup");
-  c.lr_final = cli.get<double>("lr-final");
-  c.weight_decay = cli.get<double>("weight-decay");
-  c.eval_every = cli.get<int>("eval-every");
-  c.eval_seqs = cli.get<int>("eval-seqs");
+  c.model.num_types = int64_t(c.task.types.size());
+  try {
+    kTable.apply_options(cli, kOptions, c);
+  } catch (const std::invalid_argument& e) {
+    fail_usage(e.what());
+  }
   c.seed = cli.seed();
   return c;
 }

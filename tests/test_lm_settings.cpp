@@ -42,11 +42,11 @@ TEST(LmSettings, EverySettingReadsBackWhatItWrote) {
   t.steps = 77;
   t.lr = 0.0042;
   t.decay_embeddings = false;
+  const Configs c{m, t};
   for (const auto& s : settings()) {
-    ModelConfig m2 = m;
-    TrainConfig t2;
-    s.set(m2, t2, s.get(m, t));
-    EXPECT_EQ(s.get(m2, t2), s.get(m, t)) << s.name;
+    Configs c2{m, TrainConfig{}};
+    s.set(c2, s.get(c));
+    EXPECT_EQ(s.get(c2), s.get(c)) << s.name;
   }
   const auto back = model_from_text(model_text(m));
   EXPECT_EQ(model_text(back), model_text(m));

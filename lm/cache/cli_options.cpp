@@ -1,22 +1,45 @@
 #include "lm/cache/cli_options.h"
 
+#include "experiments/settings_table.h"
+
 #include <fmt/format.h>
 
 namespace fpa::cache {
 
+namespace {
+
+// The policies' settings a command line sets (experiments/settings_table.h); the kept fractions
+// are a list (--budgets), one policy per fraction, and the seed is --seed.
+#define INT_FIELD(member) \
+  [](const Settings& s) { return setting_text(int64_t(s.member)); }, \
+  [](Settings& s, const std::string& v) { s.member = setting_int(v); }
+const SettingsTable<Settings> kTable({
+    {"epsilon", "", SettingRole::Run, SettingType::Real, 1e-300, 0.999999,
+     "fpa-certified, fox-acp: epsilon of the certified threshold",
+     [](const Settings& s) { return setting_text(s.epsilon); },
+     [](Settings& s, const std::string& v) { s.epsilon = setting_real(v); }},
+    {"sinks", "", SettingRole::Run, SettingType::Int, 0, 1e6, "window, h2o, duo-*: sink tokens", INT_FIELD(sinks)},
+    {"duo-window", "", SettingRole::Run, SettingType::Int, 1, 1e6,
+     "duo-*: recent tokens a streaming head keeps beside the sinks", INT_FIELD(duo_window)},
+    {"observe", "", SettingRole::Run, SettingType::Int, 1, 1e6,
+     "snapkv: the prompt's last queries whose attention scores the keys", INT_FIELD(observe)},
+}, "cache-policy setting");
+#undef INT_FIELD
+
+ToolSettings tool_settings(const Settings& d, int64_t duo_window, bool query_aware) {
+  ToolSettings t{{{"epsilon", setting_text(d.epsilon)}, {"sinks", setting_text(d.sinks)},
+                  {"duo-window", setting_text(duo_window)}}};
+  if (query_aware) t.options.push_back({"observe", setting_text(d.observe)});
+  return t;
+}
+
+}  // namespace
+
 void add_policy_options(Cli& cli, const PolicyOptionDefaults& d) {
   cli.add()
       ("policies", po::value<std::string>()->default_value(d.policies), "cache policies (lm/cache/README.md)")
-      ("budgets", po::value<std::string>()->default_value(d.budgets), "kept fractions for the budgeted policies")
-      ("epsilon", po::value<double>()->default_value(1e-3), "fpa-certified, fox-acp: epsilon of the certified threshold")
-      ("sinks", po::value<int64_t>()->default_value(4), "window, h2o, duo-*: sink tokens")
-      ("duo-window", po::value<int64_t>()->default_value(d.duo_window), d.duo_window_help.c_str());
-  if (d.query_aware)
-    cli.add()("observe", po::value<int64_t>()->default_value(32), "snapkv: the prompt's last queries whose attention scores the keys");
-  cli.range("epsilon", 1e-300, 0.999999);
-  cli.range("sinks", 0, 1e6);
-  cli.range("duo-window", 1, 1e6);
-  if (d.query_aware) cli.range("observe", 1, 1e6);
+      ("budgets", po::value<std::string>()->default_value(d.budgets), "kept fractions for the budgeted policies");
+  kTable.add_options(cli, tool_settings(Settings{}, d.duo_window, d.query_aware));
   const bool query_aware = d.query_aware;
   cli.require([query_aware](const po::variables_map& vm) {
     for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies")) {
@@ -31,10 +54,8 @@ void add_policy_options(Cli& cli, const PolicyOptionDefaults& d) {
 
 Settings settings_from(const Cli& cli) {
   Settings s;
-  s.epsilon = cli.get<double>("epsilon");
-  s.sinks = cli.get<int64_t>("sinks");
-  s.duo_window = cli.get<int64_t>("duo-window");
-  if (cli.has("observe")) s.observe = cli.get<int64_t>("observe");
+  // The defaults are only for declaring: every option here was declared with one, so each is set.
+  kTable.apply_options(cli, tool_settings(s, s.duo_window, cli.has("observe")), s);
   s.seed = cli.seed();
   return s;
 }

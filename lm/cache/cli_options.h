@@ -15,7 +15,6 @@ struct PolicyOptionDefaults {
   std::string policies;       // the tool's default list
   std::string budgets = "0.25";
   int64_t duo_window = 60;    // sinks + this many recent keys per streaming head
-  std::string duo_window_help = "duo-*: recent tokens a streaming head keeps beside the sinks";
   bool query_aware = true;    // the tool can run snapkv (adds --observe); false refuses it
 };
 

@@ -52,9 +52,7 @@ int main(int argc, char** argv) {
   cache::PolicyOptionDefaults policy_defaults;
   policy_defaults.policies = kDefaultPolicies;
   policy_defaults.budgets = "0.1,0.25,0.5";
-  policy_defaults.duo_window = 12;
-  policy_defaults.duo_window_help = "duo-certified: recent tokens a streaming head keeps beside the sinks "
-                                    "(12 + 4 sinks = 1/8 of context 128, as 60 + 4 of passkey's L = 512)";
+  policy_defaults.duo_window = 12;  // 12 + 4 sinks = 1/8 of context 128, as 60 + 4 of passkey's L = 512
   policy_defaults.query_aware = false;  // running text has no question
   cache::add_policy_options(cli, policy_defaults);
   cli.input("checkpoint", PathKind::Any);
