@@ -39,6 +39,18 @@ inline std::string setting_text(int64_t v) { return std::to_string(v); }
 inline std::string setting_text(double v) { return fmt::format("{}", v); }
 inline std::string setting_text(bool v) { return v ? "true" : "false"; }
 
+// A row's get and set for a number or switch member of Config:
+//   {"steps", "", SettingRole::Run, SettingType::Int, 1, 1e9, "optimiser steps", FPA_INT_SETTING(RunConfig, steps)}
+#define FPA_INT_SETTING(Config, member) \
+  [](const Config& c) { return ::fpa::setting_text(int64_t(c.member)); }, \
+  [](Config& c, const std::string& v) { c.member = ::fpa::setting_int(v); }
+#define FPA_REAL_SETTING(Config, member) \
+  [](const Config& c) { return ::fpa::setting_text(double(c.member)); }, \
+  [](Config& c, const std::string& v) { c.member = ::fpa::setting_real(v); }
+#define FPA_SWITCH_SETTING(Config, member) \
+  [](const Config& c) { return ::fpa::setting_text(bool(c.member)); }, \
+  [](Config& c, const std::string& v) { c.member = ::fpa::setting_switch(v); }
+
 template <class Config>
 struct SettingRow {
   std::string name;       // flag and file key, e.g. "fpa-backward"

@@ -13,33 +13,23 @@ constexpr double kBig = 1e9;
 
 // One row per setting: name, stored_as, role, type, lo, hi, help, get, set[, store, load]. The
 // model's rows come first, in the order of a checkpoint's configuration text.
-#define INT_FIELD(member) \
-  [](const Configs& c) { return setting_text(int64_t(c.member)); }, \
-  [](Configs& c, const std::string& v) { c.member = setting_int(v); }
-#define REAL_FIELD(member) \
-  [](const Configs& c) { return setting_text(double(c.member)); }, \
-  [](Configs& c, const std::string& v) { c.member = setting_real(v); }
-#define SWITCH_FIELD(member) \
-  [](const Configs& c) { return setting_text(bool(c.member)); }, \
-  [](Configs& c, const std::string& v) { c.member = setting_switch(v); }
-
 const SettingsTable<Configs> kTable({
     {"variant", "kind", SettingRole::Identity, SettingType::Text, 0, 0,
      "attention: transformer, softmax-nope, fox, fpa",
      [](const Configs& c) { return to_string(c.model.kind); },
      [](Configs& c, const std::string& v) { c.model.kind = parse_attention_kind(v); }},
     {"vocab-size", "vocab_size", SettingRole::Identity, SettingType::Int, 1, kBig,
-     "vocabulary size (this suite's tokenizer is byte-level: 256)", INT_FIELD(model.vocab_size)},
+     "vocabulary size (this suite's tokenizer is byte-level: 256)", FPA_INT_SETTING(Configs, model.vocab_size)},
     // Depth and heads are bounded by the memory check of the tool that builds the model (it names
     // the memory a size needs), the width also by a range.
-    {"hidden", "hidden", SettingRole::Identity, SettingType::Int, 1, 1e6, "model width", INT_FIELD(model.hidden)},
-    {"layers", "layers", SettingRole::Identity, SettingType::Int, 1, kBig, "layers", INT_FIELD(model.layers)},
-    {"heads", "heads", SettingRole::Identity, SettingType::Int, 1, kBig, "heads per layer", INT_FIELD(model.heads)},
+    {"hidden", "hidden", SettingRole::Identity, SettingType::Int, 1, 1e6, "model width", FPA_INT_SETTING(Configs, model.hidden)},
+    {"layers", "layers", SettingRole::Identity, SettingType::Int, 1, kBig, "layers", FPA_INT_SETTING(Configs, model.layers)},
+    {"heads", "heads", SettingRole::Identity, SettingType::Int, 1, kBig, "heads per layer", FPA_INT_SETTING(Configs, model.heads)},
     {"mlp-hidden", "mlp_hidden", SettingRole::Identity, SettingType::Int, 0, kBig,
-     "SwiGLU inner width (0: 8/3 x hidden rounded up to 32)", INT_FIELD(model.mlp_hidden),
+     "SwiGLU inner width (0: 8/3 x hidden rounded up to 32)", FPA_INT_SETTING(Configs, model.mlp_hidden),
      [](const Configs& c) { return setting_text(int64_t(c.model.mlp_width())); }, nullptr},
     {"length", "context", SettingRole::Identity, SettingType::Int, 1, 1e7,
-     "training sequence length, the model's context (bytes)", INT_FIELD(model.context)},
+     "training sequence length, the model's context (bytes)", FPA_INT_SETTING(Configs, model.context)},
     {"untie-embeddings", "tie_embeddings", SettingRole::Identity, SettingType::Switch, 0, 0,
      "give the model its own LM head instead of reusing the token embedding",
      [](const Configs& c) { return setting_text(!c.model.tie_embeddings); },
@@ -47,11 +37,11 @@ const SettingsTable<Configs> kTable({
      [](const Configs& c) { return std::string(c.model.tie_embeddings ? "1" : "0"); },
      [](Configs& c, const std::string& v) { c.model.tie_embeddings = v == "1"; }},
     {"rope-base", "rope_base", SettingRole::Identity, SettingType::Real, 1, 1e12, "RoPE base (transformer)",
-     REAL_FIELD(model.rope_base)},
+     FPA_REAL_SETTING(Configs, model.rope_base)},
     {"norm-eps", "norm_eps", SettingRole::Identity, SettingType::Real, 1e-12, 1, "RMSNorm epsilon",
-     REAL_FIELD(model.norm_eps)},
+     FPA_REAL_SETTING(Configs, model.norm_eps)},
     {"init-std", "init_std", SettingRole::Identity, SettingType::Real, 1e-6, 10,
-     "std of the normal initialisation of weight matrices and embeddings", REAL_FIELD(model.init_std)},
+     "std of the normal initialisation of weight matrices and embeddings", FPA_REAL_SETTING(Configs, model.init_std)},
     {"impl", "impl", SettingRole::Execution, SettingType::Text, 0, 0,
      "attention implementation: auto (fused when available), reference, fused, cuda",
      [](const Configs& c) { return fpa::to_string(c.model.impl); },
@@ -64,31 +54,28 @@ const SettingsTable<Configs> kTable({
      [](const Configs& c) { return fpa::to_string(c.model.min_grad); },
      [](Configs& c, const std::string& v) { c.model.min_grad = fpa::parse_min_grad(v); }},
     {"st-temperature", "st_temperature", SettingRole::Identity, SettingType::Real, 1e-6, 1e6,
-     "tau_s of FPA's straight-through backward", REAL_FIELD(model.st_temperature)},
+     "tau_s of FPA's straight-through backward", FPA_REAL_SETTING(Configs, model.st_temperature)},
     // The training run.
-    {"steps", "", SettingRole::Run, SettingType::Int, 1, kBig, "optimiser steps", INT_FIELD(train.steps)},
+    {"steps", "", SettingRole::Run, SettingType::Int, 1, kBig, "optimiser steps", FPA_INT_SETTING(Configs, train.steps)},
     {"batch", "", SettingRole::Run, SettingType::Int, 1, 1e6, "sequences per optimiser step (all ranks)",
-     INT_FIELD(train.batch)},
+     FPA_INT_SETTING(Configs, train.batch)},
     {"accum", "", SettingRole::Run, SettingType::Int, 1, 1e6, "gradient-accumulation micro-batches per step",
-     INT_FIELD(train.accum)},
-    {"lr", "", SettingRole::Run, SettingType::Real, 1e-8, 10, "peak learning rate (AdamW)", REAL_FIELD(train.lr)},
+     FPA_INT_SETTING(Configs, train.accum)},
+    {"lr", "", SettingRole::Run, SettingType::Real, 1e-8, 10, "peak learning rate (AdamW)", FPA_REAL_SETTING(Configs, train.lr)},
     {"warmup", "", SettingRole::Run, SettingType::Int, 0, kBig, "linear warm-up steps, then cosine decay",
-     INT_FIELD(train.warmup)},
+     FPA_INT_SETTING(Configs, train.warmup)},
     {"min-lr-ratio", "", SettingRole::Run, SettingType::Real, 0, 1, "the cosine decays to lr x this",
-     REAL_FIELD(train.min_lr_ratio)},
+     FPA_REAL_SETTING(Configs, train.min_lr_ratio)},
     {"decay-embeddings", "", SettingRole::Run, SettingType::Switch, 0, 0,
-     "apply AdamW weight decay to the token embedding too", SWITCH_FIELD(train.decay_embeddings)},
+     "apply AdamW weight decay to the token embedding too", FPA_SWITCH_SETTING(Configs, train.decay_embeddings)},
     {"val-every", "", SettingRole::Run, SettingType::Int, 1, kBig, "steps between validation passes",
-     INT_FIELD(train.val_every)},
+     FPA_INT_SETTING(Configs, train.val_every)},
     {"val-windows", "", SettingRole::Run, SettingType::Int, 1, kBig, "validation windows per pass",
-     INT_FIELD(train.val_windows)},
+     FPA_INT_SETTING(Configs, train.val_windows)},
     {"checkpoint-every", "", SettingRole::Run, SettingType::Int, 1, kBig, "steps between checkpoints",
-     INT_FIELD(train.checkpoint_every)},
+     FPA_INT_SETTING(Configs, train.checkpoint_every)},
 }, "model or training setting");
 
-#undef INT_FIELD
-#undef REAL_FIELD
-#undef SWITCH_FIELD
 
 }  // namespace
 

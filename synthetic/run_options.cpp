@@ -13,12 +13,6 @@ namespace {
 
 // The field table of one run (experiments/settings_table.h): flag, role, type, range, help and
 // member. The task (a built-in name or a file) and the seed (--seed) are read beside it.
-#define INT_FIELD(member) \
-  [](const RunConfig& c) { return setting_text(int64_t(c.member)); }, \
-  [](RunConfig& c, const std::string& v) { c.member = setting_int(v); }
-#define REAL_FIELD(member) \
-  [](const RunConfig& c) { return setting_text(double(c.member)); }, \
-  [](RunConfig& c, const std::string& v) { c.member = setting_real(v); }
 using R = SettingRole;
 using T = SettingType;
 const SettingsTable<RunConfig> kTable({
@@ -29,7 +23,7 @@ const SettingsTable<RunConfig> kTable({
      [](const RunConfig& c) { return to_string(c.model.attention.min_grad); },
      [](RunConfig& c, const std::string& v) { c.model.attention.min_grad = parse_min_grad(v); }},
     {"st-temperature", "", R::Identity, T::Real, 1e-6, 1e6, "tau_s of the straight-through soft minimum",
-     REAL_FIELD(model.attention.st_temperature)},
+     FPA_REAL_SETTING(RunConfig, model.attention.st_temperature)},
     {"impl", "", R::Execution, T::Text, 0, 0,
      "attention implementation: auto (fused when available), reference, fused, cuda",
      [](const RunConfig& c) { return to_string(c.model.attention.impl); },
@@ -37,13 +31,13 @@ const SettingsTable<RunConfig> kTable({
        auto& a = c.model.attention;
        a.impl = choose_impl(v, a.variant, a.min_grad);
      }},
-    {"heads", "", R::Identity, T::Int, 1, 64, "attention heads", INT_FIELD(model.heads)},
-    {"head-dim", "", R::Identity, T::Int, 1, 1024, "head dimension (same for every model)", INT_FIELD(model.head_dim)},
-    {"hidden", "", R::Identity, T::Int, 1, 4096, "model width (embeddings and attention input)", INT_FIELD(model.embed)},
-    {"payload-values", "", R::Identity, T::Int, 1, 1 << 20, "number of payload values", INT_FIELD(model.payload_values)},
-    {"payload-dim", "", R::Identity, T::Int, 1, 4096, "dimension of the payload vectors", INT_FIELD(model.payload_dim)},
+    {"heads", "", R::Identity, T::Int, 1, 64, "attention heads", FPA_INT_SETTING(RunConfig, model.heads)},
+    {"head-dim", "", R::Identity, T::Int, 1, 1024, "head dimension (same for every model)", FPA_INT_SETTING(RunConfig, model.head_dim)},
+    {"hidden", "", R::Identity, T::Int, 1, 4096, "model width (embeddings and attention input)", FPA_INT_SETTING(RunConfig, model.embed)},
+    {"payload-values", "", R::Identity, T::Int, 1, 1 << 20, "number of payload values", FPA_INT_SETTING(RunConfig, model.payload_values)},
+    {"payload-dim", "", R::Identity, T::Int, 1, 4096, "dimension of the payload vectors", FPA_INT_SETTING(RunConfig, model.payload_dim)},
     {"increment-bias-init", "", R::Identity, T::Real, -1e3, 1e3, "FPA: initial increment bias c_p",
-     REAL_FIELD(model.increment_bias_init)},
+     FPA_REAL_SETTING(RunConfig, model.increment_bias_init)},
     {"fox-gate-bias-init", "", R::Identity, T::Text, 0, 0,
      "FoX: initial gate bias c_f in [-1000, 1000] (empty: LibTorch's Linear init)",
      [](const RunConfig& c) { return c.model.fox_gate_bias_set ? setting_text(c.model.fox_gate_bias_init) : std::string(); },
@@ -54,18 +48,16 @@ const SettingsTable<RunConfig> kTable({
        if (x < -1e3 || x > 1e3) throw std::invalid_argument(fmt::format("fox-gate-bias-init must be in [-1000, 1000], got {}", v));
        c.model.fox_gate_bias_init = x;
      }},
-    {"length", "", R::Run, T::Int, 1, 1 << 16, "training sequence length n (held-out: n and 2n)", INT_FIELD(n)},
-    {"batch", "", R::Run, T::Int, 1, 1 << 16, "sequences per step", INT_FIELD(batch)},
-    {"steps", "", R::Run, T::Int, 1, 1 << 24, "optimiser steps", INT_FIELD(steps)},
-    {"lr", "", R::Run, T::Real, 1e-12, 10, "peak AdamW learning rate", REAL_FIELD(lr)},
-    {"warmup", "", R::Run, T::Int, 0, 1 << 24, "linear warm-up steps", INT_FIELD(warmup)},
-    {"lr-final", "", R::Run, T::Real, 0, 1, "final learning rate as a fraction of --lr (cosine decay)", REAL_FIELD(lr_final)},
-    {"weight-decay", "", R::Run, T::Real, 0, 10, "AdamW weight decay", REAL_FIELD(weight_decay)},
-    {"eval-every", "", R::Run, T::Int, 1, 1 << 24, "steps between held-out evaluations (training curve)", INT_FIELD(eval_every)},
-    {"eval-seqs", "", R::Run, T::Int, 1, 1 << 20, "held-out sequences at n and at 2n", INT_FIELD(eval_seqs)},
+    {"length", "", R::Run, T::Int, 1, 1 << 16, "training sequence length n (held-out: n and 2n)", FPA_INT_SETTING(RunConfig, n)},
+    {"batch", "", R::Run, T::Int, 1, 1 << 16, "sequences per step", FPA_INT_SETTING(RunConfig, batch)},
+    {"steps", "", R::Run, T::Int, 1, 1 << 24, "optimiser steps", FPA_INT_SETTING(RunConfig, steps)},
+    {"lr", "", R::Run, T::Real, 1e-12, 10, "peak AdamW learning rate", FPA_REAL_SETTING(RunConfig, lr)},
+    {"warmup", "", R::Run, T::Int, 0, 1 << 24, "linear warm-up steps", FPA_INT_SETTING(RunConfig, warmup)},
+    {"lr-final", "", R::Run, T::Real, 0, 1, "final learning rate as a fraction of --lr (cosine decay)", FPA_REAL_SETTING(RunConfig, lr_final)},
+    {"weight-decay", "", R::Run, T::Real, 0, 10, "AdamW weight decay", FPA_REAL_SETTING(RunConfig, weight_decay)},
+    {"eval-every", "", R::Run, T::Int, 1, 1 << 24, "steps between held-out evaluations (training curve)", FPA_INT_SETTING(RunConfig, eval_every)},
+    {"eval-seqs", "", R::Run, T::Int, 1, 1 << 20, "held-out sequences at n and at 2n", FPA_INT_SETTING(RunConfig, eval_seqs)},
 }, "synthetic-run setting");
-#undef INT_FIELD
-#undef REAL_FIELD
 
 const ToolSettings kOptions{{{"variant", "fpa"}, {"fpa-backward", "straight-through"}, {"st-temperature", "1"},
                              {"impl", "auto"}, {"heads", "1"}, {"head-dim", "8"}, {"hidden", "32"},

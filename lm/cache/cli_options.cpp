@@ -10,21 +10,17 @@ namespace {
 
 // The policies' settings a command line sets (experiments/settings_table.h); the kept fractions
 // are a list (--budgets), one policy per fraction, and the seed is --seed.
-#define INT_FIELD(member) \
-  [](const Settings& s) { return setting_text(int64_t(s.member)); }, \
-  [](Settings& s, const std::string& v) { s.member = setting_int(v); }
 const SettingsTable<Settings> kTable({
     {"epsilon", "", SettingRole::Run, SettingType::Real, 1e-300, 0.999999,
      "fpa-certified, fox-acp: epsilon of the certified threshold",
      [](const Settings& s) { return setting_text(s.epsilon); },
      [](Settings& s, const std::string& v) { s.epsilon = setting_real(v); }},
-    {"sinks", "", SettingRole::Run, SettingType::Int, 0, 1e6, "window, h2o, duo-*: sink tokens", INT_FIELD(sinks)},
+    {"sinks", "", SettingRole::Run, SettingType::Int, 0, 1e6, "window, h2o, duo-*: sink tokens", FPA_INT_SETTING(Settings, sinks)},
     {"duo-window", "", SettingRole::Run, SettingType::Int, 1, 1e6,
-     "duo-*: recent tokens a streaming head keeps beside the sinks", INT_FIELD(duo_window)},
+     "duo-*: recent tokens a streaming head keeps beside the sinks", FPA_INT_SETTING(Settings, duo_window)},
     {"observe", "", SettingRole::Run, SettingType::Int, 1, 1e6,
-     "snapkv: the prompt's last queries whose attention scores the keys", INT_FIELD(observe)},
+     "snapkv: the prompt's last queries whose attention scores the keys", FPA_INT_SETTING(Settings, observe)},
 }, "cache-policy setting");
-#undef INT_FIELD
 
 ToolSettings tool_settings(const Settings& d, int64_t duo_window, bool query_aware) {
   ToolSettings t{{{"epsilon", setting_text(d.epsilon)}, {"sinks", setting_text(d.sinks)},
