@@ -2,8 +2,9 @@
 // and the key in --config and preset files), the key a checkpoint stores it under, its type,
 // range and help text, and its role. Tools derive from it their options and checks
 // (add_options / apply_options), file parsing (apply), a checkpoint's configuration text and its
-// parser (stored_text / load_stored_text) and the resume check (identity_differences), so a
-// setting is named, checked and converted in one place.
+// parser (stored_text / load_stored_text), the resume check (identity_differences) and the line
+// that identifies a run in its results (identity_line), so a setting is named, checked and
+// converted in one place.
 //
 // The tables: lm/settings.cpp (a language model and its training: lm-train, passkey-train,
 // presets, checkpoints), synthetic/run_options.cpp (synthetic-run and the sweep's runs) and
@@ -169,6 +170,15 @@ class SettingsTable {
       if (r.load) r.load(c, it->second);
       else r.set(c, it->second);
     }
+  }
+
+  // "variant=fpa heads=1 ..." for every setting but the execution ones, in table order: what a
+  // run's result depends on, as one line (a results file records it to be matched later).
+  std::string identity_line(const Config& c) const {
+    std::string out;
+    for (const auto& r : rows_)
+      if (r.role != SettingRole::Execution) out += fmt::format("{}{}={}", out.empty() ? "" : " ", r.name, r.get(c));
+    return out;
   }
 
   // "hidden = 64 there, 32 here; ..." for every stored identity setting that differs; "" none.

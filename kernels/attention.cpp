@@ -83,8 +83,8 @@ std::string to_string(Impl i) {
   }
   return "?";
 }
-std::string to_string(MinGrad g) {
-  return g == MinGrad::Exact ? "exact" : "straight-through";
+std::string to_string(FpaBackward g) {
+  return g == FpaBackward::Exact ? "exact" : "straight-through";
 }
 
 Variant parse_variant(const std::string& s) {
@@ -99,9 +99,9 @@ Impl parse_impl(const std::string& s) {
   if (s == "cuda") return Impl::Cuda;
   throw std::invalid_argument(fmt::format("unknown implementation '{}' (reference, fused, cuda)", s));
 }
-MinGrad parse_min_grad(const std::string& s) {
-  if (s == "exact") return MinGrad::Exact;
-  if (s == "straight-through") return MinGrad::StraightThrough;
+FpaBackward parse_fpa_backward(const std::string& s) {
+  if (s == "exact") return FpaBackward::Exact;
+  if (s == "straight-through") return FpaBackward::StraightThrough;
   throw std::invalid_argument(
       fmt::format("unknown FPA backward mode '{}' (exact, straight-through)", s));
 }

@@ -28,12 +28,12 @@ enum class Impl { Reference, Fused, Cuda };
 //   Exact          : subgradient; d min / d phi_l = 1 at the attaining position l*.
 //                    Ties: l* is the LATEST position attaining the minimum.
 //   StraightThrough: the gradient of the soft minimum -tau_s log sum_l exp(-phi_l / tau_s).
-enum class MinGrad { Exact, StraightThrough };
+enum class FpaBackward { Exact, StraightThrough };
 
 struct AttentionOptions {
   Variant variant = Variant::Softmax;
   Impl impl = Impl::Reference;
-  MinGrad min_grad = MinGrad::Exact;
+  FpaBackward fpa_backward = FpaBackward::Exact;
   double st_temperature = 1.0;  // tau_s of the straight-through soft minimum, > 0
   double scale = 0.0;           // 0 means 1/sqrt(D)
 };
@@ -46,7 +46,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 // j <= i and -inf above the diagonal (keys a causal query never sees).
 
 at::Tensor fox_bias(const at::Tensor& log_forget);
-at::Tensor fpa_bias(const at::Tensor& field, MinGrad min_grad = MinGrad::Exact,
+at::Tensor fpa_bias(const at::Tensor& field, FpaBackward fpa_backward = FpaBackward::Exact,
                     double st_temperature = 1.0);
 
 // Walk parameterisation: phi_t = sum_{l<=t} delta_l (differentiable). Level parameterisation
@@ -63,10 +63,10 @@ at::Tensor apply_rope(const at::Tensor& x, int64_t offset = 0, double base = 100
 // Names used on command lines and in CSVs.
 std::string to_string(Variant v);
 std::string to_string(Impl i);
-std::string to_string(MinGrad g);
+std::string to_string(FpaBackward g);
 Variant parse_variant(const std::string& s);  // "softmax", "fox", "fpa"; throws on others
 Impl parse_impl(const std::string& s);        // "reference", "fused", "cuda"
-MinGrad parse_min_grad(const std::string& s); // "exact", "straight-through"
+FpaBackward parse_fpa_backward(const std::string& s); // "exact", "straight-through"
 
 // Whether an implementation was compiled into this build (Cuda needs a CUDA LibTorch).
 bool impl_available(Impl i);

@@ -113,8 +113,8 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
   const int64_t B = p.tile, n = p.n, d = p.d, dv = p.dv, bhs = p.batch * p.heads;
   const int64_t blocks = (n + B - 1) / B, chunks = a.slots;
   const bool fpa = p.variant == Variant::Fpa;
-  const bool exact = fpa && p.min_grad == MinGrad::Exact;
-  const bool straight = fpa && p.min_grad == MinGrad::StraightThrough;
+  const bool exact = fpa && p.fpa_backward == FpaBackward::Exact;
+  const bool straight = fpa && p.fpa_backward == FpaBackward::StraightThrough;
   const BiasRequest request{exact, straight};
   const T scale = T(p.scale);
   // Largest log-space span of a tile's own soft-min mass for the factored straight-through path

@@ -20,7 +20,7 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 fused::Problem make_problem(const at::Tensor& q, const at::Tensor& v, Variant variant,
-                            MinGrad min_grad, double tau, double scale, int64_t tile) {
+                            FpaBackward fpa_backward, double tau, double scale, int64_t tile) {
   fused::Problem p;
   p.batch = q.size(0);
   p.heads = q.size(1);
@@ -28,7 +28,7 @@ fused::Problem make_problem(const at::Tensor& q, const at::Tensor& v, Variant va
   p.d = q.size(3);
   p.dv = v.size(3);
   p.variant = variant;
-  p.min_grad = min_grad;
+  p.fpa_backward = fpa_backward;
   p.tau = tau;
   p.scale = scale > 0 ? scale : 1.0 / std::sqrt(double(p.d));
   p.tile = tile;
@@ -43,11 +43,11 @@ T* ptr_or_null(const at::Tensor& t) {
 struct FusedAttention : public torch::autograd::Function<FusedAttention> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_in, const at::Tensor& k_in,
                             const at::Tensor& v_in, const at::Tensor& gate_in, int64_t variant,
-                            int64_t min_grad, double tau, double scale, int64_t tile) {
+                            int64_t fpa_backward, double tau, double scale, int64_t tile) {
     auto q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
     const auto var = static_cast<Variant>(variant);
     at::Tensor gate = var == Variant::Softmax ? at::Tensor() : gate_in.contiguous();
-    const auto p = make_problem(q, v, var, static_cast<MinGrad>(min_grad), tau, scale, tile);
+    const auto p = make_problem(q, v, var, static_cast<FpaBackward>(fpa_backward), tau, scale, tile);
     auto out = at::empty(v.sizes(), v.options());
     auto lse = at::empty({p.batch, p.heads, p.n}, q.options());
     if (p.n > 0) {
@@ -61,7 +61,7 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
     // through them (backward makes them contiguous again, free when they already are).
     ctx->save_for_backward({q_in, k_in, v_in, gate_in, out, lse});
     ctx->saved_data["variant"] = variant;
-    ctx->saved_data["min_grad"] = min_grad;
+    ctx->saved_data["fpa_backward"] = fpa_backward;
     ctx->saved_data["tau"] = tau;
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["tile"] = tile;
@@ -71,13 +71,13 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto var = static_cast<Variant>(ctx->saved_data["variant"].toInt());
-    const auto min_grad = static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt());
+    const auto fpa_backward = static_cast<FpaBackward>(ctx->saved_data["fpa_backward"].toInt());
     const double tau = ctx->saved_data["tau"].toDouble();
     const double scale = ctx->saved_data["scale"].toDouble();
     if (at::GradMode::is_enabled()) {
       // create_graph=True (double backward): the kernels below give first derivatives only, so
       // the gradient is recomputed through the reference's differentiable ops (n x n memory).
-      const AttentionOptions ref{var, Impl::Reference, min_grad, tau, scale};
+      const AttentionOptions ref{var, Impl::Reference, fpa_backward, tau, scale};
       const auto g = reference_attention_grads(saved[0], saved[1], saved[2],
                                                var == Variant::Softmax ? at::Tensor() : saved[3],
                                                ref, grads[0]);
@@ -87,7 +87,7 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
     const auto q = saved[0].contiguous(), k = saved[1].contiguous(), v = saved[2].contiguous();
     const auto gate = var == Variant::Softmax ? at::Tensor() : saved[3].contiguous();
     const auto &out = saved[4], &lse = saved[5];
-    const auto p = make_problem(q, v, var, min_grad, tau, scale, ctx->saved_data["tile"].toInt());
+    const auto p = make_problem(q, v, var, fpa_backward, tau, scale, ctx->saved_data["tile"].toInt());
     auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
     const int64_t slots = fused::backward_slots(p, at::get_num_threads());
     auto dq = at::empty(q.sizes(), q.options());
@@ -130,7 +130,7 @@ at::Tensor fused_attention_cpu(const at::Tensor& q, const at::Tensor& k, const a
   // version; softmax gets an empty placeholder that the kernels ignore.
   const at::Tensor g = opts.variant == Variant::Softmax ? at::empty({0}, q.options()) : gate;
   return FusedAttention::apply(q, k, v, g, static_cast<int64_t>(opts.variant),
-                               static_cast<int64_t>(opts.min_grad), opts.st_temperature,
+                               static_cast<int64_t>(opts.fpa_backward), opts.st_temperature,
                                opts.scale, tile);
 }
 
@@ -143,7 +143,7 @@ int64_t fused_extra_bytes(int64_t batch, int64_t heads, int64_t n, int64_t head_
   p.n = n;
   p.d = p.dv = head_dim;
   p.variant = opts.variant;
-  p.min_grad = opts.min_grad;
+  p.fpa_backward = opts.fpa_backward;
   p.tile = tile;
   int64_t bytes = fused::forward_extra_bytes(p, elem_size, threads);
   if (backward) bytes += fused::backward_extra_bytes(p, elem_size, threads);

@@ -12,7 +12,7 @@ namespace fpa::fused {
 struct Problem {
   int64_t batch = 0, heads = 0, n = 0, d = 0, dv = 0;
   Variant variant = Variant::Softmax;
-  MinGrad min_grad = MinGrad::Exact;
+  FpaBackward fpa_backward = FpaBackward::Exact;
   double tau = 1.0;     // straight-through temperature
   double scale = 1.0;   // logit scale (already resolved: never 0 here)
   int64_t tile = 64;    // query block and key tile size

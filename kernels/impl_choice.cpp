@@ -6,7 +6,7 @@
 
 namespace fpa {
 
-std::string unsupported(Impl impl, Variant variant, MinGrad min_grad) {
+std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward) {
   switch (impl) {
     case Impl::Reference:
     case Impl::Fused:  // every variant and backward mode (tests/test_fused.cpp checks each)
@@ -15,7 +15,7 @@ std::string unsupported(Impl impl, Variant variant, MinGrad min_grad) {
 #ifndef FPA_WITH_CUDA
       return "cuda: not in this build (LibTorch without CUDA)";
 #endif
-      if (variant == Variant::Fpa && min_grad == MinGrad::StraightThrough)
+      if (variant == Variant::Fpa && fpa_backward == FpaBackward::StraightThrough)
         return "cuda: FPA's straight-through backward is not implemented on the GPU (use "
                "--fpa-backward exact, or --impl fused on the CPU)";
       return "";
@@ -23,11 +23,11 @@ std::string unsupported(Impl impl, Variant variant, MinGrad min_grad) {
   return "unknown implementation";
 }
 
-Impl choose_impl(const std::string& name, Variant variant, MinGrad min_grad) {
+Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward) {
   if (name == "auto")
-    return unsupported(Impl::Fused, variant, min_grad).empty() ? Impl::Fused : Impl::Reference;
+    return unsupported(Impl::Fused, variant, fpa_backward).empty() ? Impl::Fused : Impl::Reference;
   const Impl impl = parse_impl(name);
-  if (const auto why = unsupported(impl, variant, min_grad); !why.empty())
+  if (const auto why = unsupported(impl, variant, fpa_backward); !why.empty())
     throw std::invalid_argument(fmt::format("--impl {} with variant {}: {}", name, to_string(variant), why));
   return impl;
 }

@@ -14,12 +14,12 @@
 namespace fpa {
 
 // Empty when `impl` in this build runs `variant`'s forward pass and its backward pass with
-// `min_grad`; otherwise why not, as one line ("cuda: FPA's straight-through backward is not
+// `fpa_backward`; otherwise why not, as one line ("cuda: FPA's straight-through backward is not
 // implemented on the GPU").
-std::string unsupported(Impl impl, Variant variant, MinGrad min_grad);
+std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward);
 
 // "auto" -> Fused when supported, else Reference; a named implementation must be supported.
 // Throws std::invalid_argument on an unknown name or an unsupported combination.
-Impl choose_impl(const std::string& name, Variant variant, MinGrad min_grad);
+Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward);
 
 }  // namespace fpa

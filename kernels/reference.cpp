@@ -86,7 +86,7 @@ at::Tensor fpa_field_from_increments(const at::Tensor& increments) {
   return at::cumsum(increments, -1);
 }
 
-at::Tensor fpa_bias(const at::Tensor& field, MinGrad min_grad, double st_temperature) {
+at::Tensor fpa_bias(const at::Tensor& field, FpaBackward fpa_backward, double st_temperature) {
   const int64_t n = field.size(-1);
   auto mask = upper_mask(n, field.options());
   auto rows_shape = field.sizes().vec();
@@ -95,7 +95,7 @@ at::Tensor fpa_bias(const at::Tensor& field, MinGrad min_grad, double st_tempera
   // Exact path minimum as a gather at the argmin: its autograd is the exact subgradient
   // (gradient 1 at l*), with the latest-position rule at ties.
   auto path_min = rows.gather(-1, path_argmin(field));
-  if (min_grad == MinGrad::StraightThrough) {
+  if (fpa_backward == FpaBackward::StraightThrough) {
     check(std::isfinite(st_temperature) && st_temperature > 0,
           "straight-through temperature must be finite and > 0");
     // Soft minimum m_s(j,i) = -tau log sum_{l in [j,i]} exp(-phi_l / tau): a reverse
@@ -149,7 +149,7 @@ at::Tensor reference_attention(const at::Tensor& q, const at::Tensor& k, const a
       s = s + fox_bias(gate);
       break;
     case Variant::Fpa:
-      s = s + fpa_bias(gate, opts.min_grad, opts.st_temperature);
+      s = s + fpa_bias(gate, opts.fpa_backward, opts.st_temperature);
       break;
   }
   return at::matmul(at::softmax(s, -1), v);

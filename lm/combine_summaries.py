@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""results/lm/summary.csv (one row per run, SPEC section 7) and min_grad.csv (FPA's two backward
+"""results/lm/summary.csv (one row per run, SPEC section 7) and fpa_backward.csv (FPA's two backward
 modes, tiny, seed 0) from every results/lm/summary-<name>.csv that lm-eval wrote, each written
 atomically with a sidecar naming its sources. Files of older lm-evals lack the seed column: it
 is taken from their sidecar (those lm-evals ran on seed-0 runs with the default --seed 0).
@@ -51,4 +51,4 @@ def write(name, rows):
 rows = [r for f in sorted(glob.glob(os.path.join(out, "summary-*.csv"))) for r in rows_of(f)]
 # The exact backward is an ablation: it must not pool with FPA's default (straight-through) runs.
 write("summary.csv", [r for r in rows if r.get("fpa_backward") != "exact"])
-write("min_grad.csv", [r for r in rows if r["variant"] == "fpa" and r["preset"] == "tiny" and r["seed"] == "0"])
+write("fpa_backward.csv", [r for r in rows if r["variant"] == "fpa" and r["preset"] == "tiny" and r["seed"] == "0"])

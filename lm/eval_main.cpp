@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
               fmt::format("{:.4f}", val.perplexity()), fmt::format("{:.4f}", test.perplexity()),
               fmt::format("{:.4f}", test.bits_per_byte()),
               fmt::format("{:.4f}", val.bits_per_byte()), p.step, to_string(c.impl),
-              has_gate(c.kind) && c.kind == AttentionKind::Fpa ? to_string(c.min_grad) : "",
+              has_gate(c.kind) && c.kind == AttentionKind::Fpa ? to_string(c.fpa_backward) : "",
               loaded.model->gate_parameter_count(), trained.config);
       sum.commit(prov);
     }

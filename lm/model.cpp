@@ -118,7 +118,7 @@ fpa::AttentionOptions AttentionImpl::attention_options() const {
   fpa::AttentionOptions o;
   o.variant = operator_variant(config.kind);
   o.impl = config.impl;
-  o.min_grad = config.min_grad;
+  o.fpa_backward = config.fpa_backward;
   o.st_temperature = config.st_temperature;
   return o;
 }

@@ -51,7 +51,7 @@ struct ModelConfig {
   // implementation is a run setting (recorded in checkpoints, not compared on resume); the
   // backward mode and temperature shape the training and are compared.
   fpa::Impl impl = fpa::Impl::Reference;
-  fpa::MinGrad min_grad = fpa::MinGrad::StraightThrough;
+  fpa::FpaBackward fpa_backward = fpa::FpaBackward::StraightThrough;
   double st_temperature = 1.0;
 
   int64_t head_dim() const { return hidden / heads; }

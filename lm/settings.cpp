@@ -46,13 +46,13 @@ const SettingsTable<Configs> kTable({
      "attention implementation: auto (fused when available), reference, fused, cuda",
      [](const Configs& c) { return fpa::to_string(c.model.impl); },
      [](Configs& c, const std::string& v) {
-       c.model.impl = fpa::choose_impl(v, operator_variant(c.model.kind), c.model.min_grad);
+       c.model.impl = fpa::choose_impl(v, operator_variant(c.model.kind), c.model.fpa_backward);
      },
      nullptr, [](Configs& c, const std::string& v) { c.model.impl = fpa::parse_impl(v); }},
     {"fpa-backward", "min_grad", SettingRole::Identity, SettingType::Text, 0, 0,
      "FPA's backward: straight-through, exact",
-     [](const Configs& c) { return fpa::to_string(c.model.min_grad); },
-     [](Configs& c, const std::string& v) { c.model.min_grad = fpa::parse_min_grad(v); }},
+     [](const Configs& c) { return fpa::to_string(c.model.fpa_backward); },
+     [](Configs& c, const std::string& v) { c.model.fpa_backward = fpa::parse_fpa_backward(v); }},
     {"st-temperature", "st_temperature", SettingRole::Identity, SettingType::Real, 1e-6, 1e6,
      "tau_s of FPA's straight-through backward", FPA_REAL_SETTING(Configs, model.st_temperature)},
     // The training run.

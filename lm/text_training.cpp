@@ -133,7 +133,7 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
       "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {}: {} parameters "
       "(gate/increment projections {})",
       o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
-      fpa::to_string(o.model.min_grad), comm.world_size(), model->parameter_count(),
+      fpa::to_string(o.model.fpa_backward), comm.world_size(), model->parameter_count(),
       model->gate_parameter_count());
   run.preset = o.preset_name;
   run.resume = o.resume;

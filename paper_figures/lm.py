@@ -88,7 +88,7 @@ def build(results, out):
         sec.sources = partial
     groups = {}
     for r in rows:
-        if r.get("fpa_backward") == "exact":  # an ablation (min_grad.csv), not FPA's runs
+        if r.get("fpa_backward") == "exact":  # an ablation (fpa_backward.csv), not FPA's runs
             continue
         groups.setdefault((r["preset"], r["variant"]), []).append(r)
     keys = sorted(groups, key=lambda k: (preset_rank(k[0]), k[0], style.variant_sort_key(k[1])))

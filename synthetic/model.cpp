@@ -51,7 +51,7 @@ AttentionOptions TargetSetModelImpl::forward_options() const {
   // Without autograd the backward rule is irrelevant and both rules share the exact forward;
   // the exact one skips the soft minimum's extra work.
   auto o = config_.attention;
-  if (!at::GradMode::is_enabled()) o.min_grad = MinGrad::Exact;
+  if (!at::GradMode::is_enabled()) o.fpa_backward = FpaBackward::Exact;
   return o;
 }
 

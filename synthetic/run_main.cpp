@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     const auto& a = config.model.attention;
     fpa::Progress progress(fmt::format("synthetic-run {} {}{} d{} seed {}", config.task.name,
                                        to_string(a.variant),
-                                       a.variant == fpa::Variant::Fpa ? "/" + to_string(a.min_grad) : "",
+                                       a.variant == fpa::Variant::Fpa ? "/" + to_string(a.fpa_backward) : "",
                                        config.model.head_dim, config.seed),
                            config.steps);
     const auto result = syn::train_run(config, model, [&](int64_t step, double loss) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace fpa::synthetic {
 
@@ -20,8 +21,8 @@ const SettingsTable<RunConfig> kTable({
      [](const RunConfig& c) { return to_string(c.model.attention.variant); },
      [](RunConfig& c, const std::string& v) { c.model.attention.variant = parse_variant(v); }},
     {"fpa-backward", "", R::Identity, T::Text, 0, 0, "FPA backward of the path minimum: exact, straight-through",
-     [](const RunConfig& c) { return to_string(c.model.attention.min_grad); },
-     [](RunConfig& c, const std::string& v) { c.model.attention.min_grad = parse_min_grad(v); }},
+     [](const RunConfig& c) { return to_string(c.model.attention.fpa_backward); },
+     [](RunConfig& c, const std::string& v) { c.model.attention.fpa_backward = parse_fpa_backward(v); }},
     {"st-temperature", "", R::Identity, T::Real, 1e-6, 1e6, "tau_s of the straight-through soft minimum",
      FPA_REAL_SETTING(RunConfig, model.attention.st_temperature)},
     {"impl", "", R::Execution, T::Text, 0, 0,
@@ -29,7 +30,7 @@ const SettingsTable<RunConfig> kTable({
      [](const RunConfig& c) { return to_string(c.model.attention.impl); },
      [](RunConfig& c, const std::string& v) {
        auto& a = c.model.attention;
-       a.impl = choose_impl(v, a.variant, a.min_grad);
+       a.impl = choose_impl(v, a.variant, a.fpa_backward);
      }},
     {"heads", "", R::Identity, T::Int, 1, 64, "attention heads", FPA_INT_SETTING(RunConfig, model.heads)},
     {"head-dim", "", R::Identity, T::Int, 1, 1024, "head dimension (same for every model)", FPA_INT_SETTING(RunConfig, model.head_dim)},
@@ -66,7 +67,30 @@ const ToolSettings kOptions{{{"variant", "fpa"}, {"fpa-backward", "straight-thro
                              {"lr", "0.01"}, {"warmup", "100"}, {"lr-final", "0.1"}, {"weight-decay", "0.01"},
                              {"eval-every", "50"}, {"eval-seqs", "256"}}};
 
+// synthetic-run's options named by `flags`, with its defaults.
+ToolSettings run_options_named(const std::vector<std::string>& flags) {
+  ToolSettings t;
+  for (const auto& f : flags) {
+    const auto it = std::find_if(kOptions.options.begin(), kOptions.options.end(),
+                                 [&](const auto& o) { return o.first == f; });
+    if (it == kOptions.options.end()) throw std::logic_error("'" + f + "' is not a synthetic-run option");
+    t.options.push_back(*it);
+  }
+  return t;
+}
+
 }  // namespace
+
+void add_shared_run_options(Cli& cli, const std::vector<std::string>& flags) {
+  kTable.add_options(cli, run_options_named(flags));
+}
+
+std::vector<std::string> shared_run_args(const Cli& cli, const std::vector<std::string>& flags) {
+  std::vector<std::string> args;
+  for (const auto& f : flags)
+    args.insert(args.end(), {"--" + f, settings_detail::given_text(cli.variables(), f, kTable.row(f).type)});
+  return args;
+}
 
 void add_run_options(Cli& cli) {
   cli.add()
@@ -120,8 +144,19 @@ RunConfig run_config_from_args(const std::vector<std::string>& args) {
   return run_config_from(cli);
 }
 
+std::string config_key(const RunConfig& c) {
+  std::string task = c.task.name + "[";
+  for (const auto& t : c.task.types) {
+    task += fmt::format("{}:{}:{}:{}:{}", t.name, t.increment, t.weight, t.min_level, t.max_level);
+    for (const auto& a : t.after) task += "<" + a;  // only tables with `after` constraints
+    task += ";";
+  }
+  task += "]";
+  return fmt::format("task={} {} seed={}", task, kTable.identity_line(c), c.seed);
+}
+
 std::string fpa_grad_label(const RunConfig& c) {
-  return c.model.attention.variant == Variant::Fpa ? to_string(c.model.attention.min_grad) : "n/a";
+  return c.model.attention.variant == Variant::Fpa ? to_string(c.model.attention.fpa_backward) : "n/a";
 }
 
 }  // namespace fpa::synthetic

@@ -54,6 +54,10 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   return pid;
 }
 
+// synthetic-run's options the sweep sets for every run of its grid.
+const std::vector<std::string> kSharedRunOptions = {"steps", "length", "heads", "batch", "eval-every",
+                                                    "eval-seqs", "impl", "st-temperature"};
+
 std::string fmt_num(double x) { return std::isfinite(x) ? fmt::format("{:.4g}", x) : ""; }
 
 }  // namespace
@@ -74,17 +78,9 @@ int main(int argc, char** argv) {
       ("out-dir", fpa::po::value<std::string>()->default_value("results/synthetic"),
        "per-run CSVs go to OUT_DIR/runs, their logs to OUT_DIR/logs")
       ("run-exe", fpa::po::value<std::string>(), "synthetic-run executable (default: next to this one)")
-      ("steps", fpa::po::value<int>()->default_value(1000), "optimiser steps per run")
-      ("length", fpa::po::value<int>()->default_value(64), "training sequence length n")
-      ("heads", fpa::po::value<int>()->default_value(1), "attention heads")
-      ("batch", fpa::po::value<int>()->default_value(32), "sequences per step")
-      ("eval-every", fpa::po::value<int>()->default_value(50), "steps between held-out evaluations")
-      ("eval-seqs", fpa::po::value<int>()->default_value(256), "held-out sequences at n and 2n")
-      ("impl", fpa::po::value<std::string>()->default_value("auto"),
-       "attention implementation: auto (fused when available), reference, fused, cuda")
-      ("st-temperature", fpa::po::value<double>()->default_value(1.0), "tau_s of FPA's straight-through backward")
       ("summarize-only", fpa::po::bool_switch(), "run nothing: summarise the runs already complete")
       ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
+  syn::add_shared_run_options(cli, kSharedRunOptions);
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
   cli.output("out-dir", fpa::PathKind::Dir, {"runs", "logs"});
@@ -99,15 +95,8 @@ int main(int argc, char** argv) {
   fpa::require_unique(spec.head_dims, "head-dims");
   spec.first_seed = cli.seed();
   spec.seeds = cli.get<int>("seeds");
-  spec.shared_args = {"--steps", std::to_string(cli.get<int>("steps")),
-                      "--length", std::to_string(cli.get<int>("length")),
-                      "--heads", std::to_string(cli.get<int>("heads")),
-                      "--batch", std::to_string(cli.get<int>("batch")),
-                      "--eval-every", std::to_string(cli.get<int>("eval-every")),
-                      "--eval-seqs", std::to_string(cli.get<int>("eval-seqs")),
-                      "--impl", cli.get<std::string>("impl"),
-                      "--st-temperature", fmt::format("{}", cli.get<double>("st-temperature")),
-                      "--threads", std::to_string(cli.threads())};
+  spec.shared_args = syn::shared_run_args(cli, kSharedRunOptions);
+  spec.shared_args.insert(spec.shared_args.end(), {"--threads", std::to_string(cli.threads())});
   // Each run's sidecar names the study's config file (not part of a run's identity: a run made
   // without it is still reused).
   if (cli.has("config"))

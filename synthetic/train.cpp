@@ -26,26 +26,6 @@ at::Tensor payload_table(const RunConfig& c) {
 
 }  // namespace
 
-std::string config_key(const RunConfig& c) {
-  std::string task = c.task.name + "[";
-  for (const auto& t : c.task.types) {
-    task += fmt::format("{}:{}:{}:{}:{}", t.name, t.increment, t.weight, t.min_level, t.max_level);
-    for (const auto& a : t.after) task += "<" + a;  // only tables with `after` constraints
-    task += ";";
-  }
-  task += "]";
-  const auto& m = c.model;
-  const auto& a = m.attention;
-  return fmt::format(
-      "task={} model={} fpa_grad={} st_tau={} impl={} heads={} head_dim={} embed={} "
-      "payloads={}x{} inc_bias={} fox_bias={} n={} batch={} steps={} lr={} warmup={} "
-      "lr_final={} wd={} eval_every={} eval_seqs={} seed={}",
-      task, to_string(a.variant), to_string(a.min_grad), a.st_temperature, to_string(a.impl),
-      m.heads, m.head_dim, m.embed, m.payload_values, m.payload_dim, m.increment_bias_init,
-      m.fox_gate_bias_set ? fmt::format("{}", m.fox_gate_bias_init) : "default", c.n, c.batch,
-      c.steps, c.lr, c.warmup, c.lr_final, c.weight_decay, c.eval_every, c.eval_seqs, c.seed);
-}
-
 double learning_rate(const RunConfig& c, int64_t step) {
   if (step < c.warmup) return c.lr * double(step + 1) / double(c.warmup);
   const double span = double(std::max<int64_t>(1, c.steps - c.warmup));

@@ -32,10 +32,6 @@ struct RunConfig {
   uint64_t seed = 0;
 };
 
-// Everything that determines a run's result, as one canonical line: the sweep compares it with
-// the line stored in a run's CSV to decide whether the run can be skipped.
-std::string config_key(const RunConfig& c);
-
 double learning_rate(const RunConfig& c, int64_t step);  // step 0-based
 
 struct Metrics {

@@ -18,25 +18,25 @@ namespace {
 
 struct Case {
   Variant variant;
-  MinGrad min_grad;
+  FpaBackward fpa_backward;
   Field field;
 };
 
 std::string case_name(const Case& c) {
   std::string s = to_string(c.variant);
   if (c.variant == Variant::Fpa)
-    s += c.min_grad == MinGrad::Exact ? "_exact" : "_straight_through";
+    s += c.fpa_backward == FpaBackward::Exact ? "_exact" : "_straight_through";
   if (c.variant != Variant::Softmax) s += std::string("_") + name(c.field);
   return s;
 }
 
 std::vector<Case> all_cases() {
-  std::vector<Case> cases{{Variant::Softmax, MinGrad::Exact, Field::Random}};
+  std::vector<Case> cases{{Variant::Softmax, FpaBackward::Exact, Field::Random}};
   for (Field f : {Field::Random, Field::Integer, Field::Flat, Field::Increasing,
                   Field::Decreasing, Field::Steep}) {
-    cases.push_back({Variant::Fox, MinGrad::Exact, f});
-    cases.push_back({Variant::Fpa, MinGrad::Exact, f});
-    cases.push_back({Variant::Fpa, MinGrad::StraightThrough, f});
+    cases.push_back({Variant::Fox, FpaBackward::Exact, f});
+    cases.push_back({Variant::Fpa, FpaBackward::Exact, f});
+    cases.push_back({Variant::Fpa, FpaBackward::StraightThrough, f});
   }
   return cases;
 }
@@ -54,9 +54,9 @@ TEST_P(FusedMatchesReference, OutputsAndGradients) {
   uint64_t seed = 1;
   for (const auto& [shape, tile] : kShapes) {
     const Inputs in = make_inputs(shape, c.variant, c.field, seed++);
-    AttentionOptions ref{c.variant, Impl::Reference, c.min_grad, 1.0, 0.0};
+    AttentionOptions ref{c.variant, Impl::Reference, c.fpa_backward, 1.0, 0.0};
     // A temperature other than 1 checks that tau is used consistently.
-    if (c.min_grad == MinGrad::StraightThrough) ref.st_temperature = 0.7;
+    if (c.fpa_backward == FpaBackward::StraightThrough) ref.st_temperature = 0.7;
     const Result want = run(in, ref, at::kDouble);
     AttentionOptions fused = ref;
     fused.impl = Impl::Fused;
@@ -75,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, FusedMatchesReference, ::testing::ValuesIn
 
 TEST(Fused, EntryPointDispatchesToFused) {
   const Inputs in = make_inputs({1, 2, 40, 8}, Variant::Fpa, Field::Integer, 7);
-  AttentionOptions o{Variant::Fpa, Impl::Fused, MinGrad::Exact, 1.0, 0.0};
+  AttentionOptions o{Variant::Fpa, Impl::Fused, FpaBackward::Exact, 1.0, 0.0};
   auto via_entry = attention(in.q, in.k, in.v, in.gate, o);
   auto direct = fused_attention_cpu(in.q, in.k, in.v, in.gate, o);
   EXPECT_TRUE(at::equal(via_entry, direct));
@@ -92,7 +92,7 @@ TEST(Fused, ExplicitScaleAndNonContiguousInputs) {
   auto v = at::randn({2, 30, 3, 8}, gen, o).transpose(1, 2);
   auto gate = at::cumsum(at::randn({2, 3, 30}, gen, o), -1);
   for (Variant var : {Variant::Softmax, Variant::Fox, Variant::Fpa}) {
-    AttentionOptions opts{var, Impl::Reference, MinGrad::Exact, 1.0, 0.3};
+    AttentionOptions opts{var, Impl::Reference, FpaBackward::Exact, 1.0, 0.3};
     auto g = var == Variant::Fox ? at::log_sigmoid(gate) : gate;
     auto want = attention(q, k, v, g, opts);
     opts.impl = Impl::Fused;
@@ -108,7 +108,7 @@ TEST(Fused, ValueDimensionMayDifferFromKeyDimension) {
   auto v = at::randn({1, 2, 45, 3}, gen, o);
   auto field = at::cumsum(at::randint(-2, 3, {1, 2, 45}, gen, o), -1);
   Inputs in{q, k, v, field, at::randn({1, 2, 45, 3}, gen, o)};
-  AttentionOptions opts{Variant::Fpa, Impl::Reference, MinGrad::StraightThrough, 1.0, 0.0};
+  AttentionOptions opts{Variant::Fpa, Impl::Reference, FpaBackward::StraightThrough, 1.0, 0.0};
   const Result want = run(in, opts, at::kDouble);
   opts.impl = Impl::Fused;
   EXPECT_LE(compare(run(in, opts, at::kDouble, 16), want, at::kDouble).worst(), 1e-10);
@@ -118,7 +118,7 @@ TEST(Fused, SameResultForAnyThreadCount) {
   // The backward splits query blocks into per-chunk slots when heads are few; results must
   // not depend on how many threads ran (up to the fixed summation order of the slots).
   const Inputs in = make_inputs({1, 1, 200, 16}, Variant::Fpa, Field::Integer, 11);
-  AttentionOptions opts{Variant::Fpa, Impl::Fused, MinGrad::StraightThrough, 1.0, 0.0};
+  AttentionOptions opts{Variant::Fpa, Impl::Fused, FpaBackward::StraightThrough, 1.0, 0.0};
   const int before = at::get_num_threads();
   at::set_num_threads(1);
   const Result one = run(in, opts, at::kDouble, 16);
@@ -131,7 +131,7 @@ TEST(Fused, SameResultForAnyThreadCount) {
 TEST(Fused, GradientsOnlyWhereRequested) {
   const Inputs in = make_inputs({1, 1, 20, 4}, Variant::Fox, Field::Random, 5);
   auto q = in.q.clone().requires_grad_(true);
-  AttentionOptions opts{Variant::Fox, Impl::Fused, MinGrad::Exact, 1.0, 0.0};
+  AttentionOptions opts{Variant::Fox, Impl::Fused, FpaBackward::Exact, 1.0, 0.0};
   auto out = attention(q, in.k, in.v, in.gate, opts);
   out.sum().backward();
   ASSERT_TRUE(q.grad().defined());
@@ -145,7 +145,7 @@ TEST(Fused, EmptySequenceGivesEmptyOutputAndGradients) {
     if (c.field != Field::Random) continue;
     const Inputs in = make_inputs({2, 3, 0, 4}, c.variant, c.field, 1);
     for (Impl impl : {Impl::Reference, Impl::Fused}) {
-      const AttentionOptions o{c.variant, impl, c.min_grad, 0.7, 0.0};
+      const AttentionOptions o{c.variant, impl, c.fpa_backward, 0.7, 0.0};
       const Result r = run(in, o, at::kFloat);
       EXPECT_EQ(r.out.sizes(), in.v.sizes()) << case_name(c) << " " << to_string(impl);
       EXPECT_EQ(r.dq.sizes(), in.q.sizes()) << case_name(c) << " " << to_string(impl);
@@ -165,7 +165,7 @@ TEST(Fused, StraightThroughFieldGradientIgnoresTheFieldsLevel) {
     Inputs in = make_inputs({1, 2, 150, 8}, Variant::Fpa, f, 21);
     in.gate = at::round(in.gate * 64) / 64;
     for (Impl impl : {Impl::Reference, Impl::Fused}) {
-      const AttentionOptions o{Variant::Fpa, impl, MinGrad::StraightThrough, 0.7, 0.0};
+      const AttentionOptions o{Variant::Fpa, impl, FpaBackward::StraightThrough, 0.7, 0.0};
       const Result level0 = run(in, o, at::kFloat, 16);
       for (double offset : {1e3, 1e4, -1e4}) {
         Inputs moved = in;
@@ -191,7 +191,7 @@ TEST(Fused, DoubleBackwardMatchesReference) {
       std::vector<at::Tensor> leaves{in.q.clone().requires_grad_(), in.k.clone().requires_grad_(),
                                      in.v.clone().requires_grad_()};
       if (in.gate.defined()) leaves.push_back(in.gate.clone().requires_grad_());
-      const AttentionOptions o{c.variant, impl, c.min_grad, 0.7, 0.0};
+      const AttentionOptions o{c.variant, impl, c.fpa_backward, 0.7, 0.0};
       const auto out = attention(leaves[0], leaves[1], leaves[2],
                                  in.gate.defined() ? leaves[3] : at::Tensor(), o);
       const auto first = torch::autograd::grad({(out * in.dout).sum()}, leaves, {},

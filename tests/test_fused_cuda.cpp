@@ -49,7 +49,7 @@ TEST(FusedCuda, MatchesReference) {
     for (Field field : {Field::Random, Field::Integer, Field::Flat, Field::Increasing}) {
       for (const Shape& shape : shapes) {
         const Inputs in = make_inputs(shape, variant, field, seed++);
-        const AttentionOptions ref{variant, Impl::Reference, MinGrad::Exact, 1.0, 0.0};
+        const AttentionOptions ref{variant, Impl::Reference, FpaBackward::Exact, 1.0, 0.0};
         const Result want = run(in, ref, at::kDouble);
         for (auto dtype : {at::kDouble, at::kFloat}) {
           const Errors e = compare(run_cuda(in, ref, dtype), want, dtype);
@@ -66,7 +66,7 @@ TEST(FusedCuda, MatchesReference) {
 TEST(FusedCuda, StraightThroughBackwardIsRefusedWithAClearError) {
   SKIP_WITHOUT_GPU();
   const Inputs in = make_inputs({1, 1, 8, 4}, Variant::Fpa, Field::Random, 3);
-  const AttentionOptions st{Variant::Fpa, Impl::Reference, MinGrad::StraightThrough, 1.0, 0.0};
+  const AttentionOptions st{Variant::Fpa, Impl::Reference, FpaBackward::StraightThrough, 1.0, 0.0};
   EXPECT_THROW(run_cuda(in, st, at::kFloat), std::exception);
 }
 
@@ -76,7 +76,7 @@ TEST(FusedCuda, EmptySequenceGivesEmptyOutputAndGradients) {
   SKIP_WITHOUT_GPU();
   for (Variant variant : {Variant::Softmax, Variant::Fox, Variant::Fpa}) {
     const Inputs in = make_inputs({2, 3, 0, 4}, variant, Field::Random, 1);
-    const AttentionOptions o{variant, Impl::Reference, MinGrad::Exact, 1.0, 0.0};
+    const AttentionOptions o{variant, Impl::Reference, FpaBackward::Exact, 1.0, 0.0};
     const Result r = run_cuda(in, o, at::kFloat);
     EXPECT_EQ(r.out.sizes(), in.v.sizes()) << to_string(variant);
     EXPECT_EQ(r.dq.sizes(), in.q.sizes()) << to_string(variant);

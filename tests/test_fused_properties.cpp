@@ -14,18 +14,18 @@ RC_GTEST_PROP(FusedProperty, MatchesReferenceOnRandomProblems, ()) {
                     *rc::gen::inRange<int64_t>(1, 60), *rc::gen::element<int64_t>(1, 3, 8, 16)};
   const int64_t tile = *rc::gen::element<int64_t>(1, 4, 7, 16, 64);
   const auto variant = *rc::gen::element(Variant::Softmax, Variant::Fox, Variant::Fpa);
-  const auto min_grad = *rc::gen::element(MinGrad::Exact, MinGrad::StraightThrough);
+  const auto fpa_backward = *rc::gen::element(FpaBackward::Exact, FpaBackward::StraightThrough);
   const auto field = *rc::gen::element(Field::Random, Field::Integer, Field::Flat,
                                        Field::Increasing, Field::Decreasing, Field::Steep);
   const double tau = *rc::gen::element(0.25, 1.0, 3.0);
   const auto dtype = *rc::gen::element(at::kDouble, at::kFloat);
   const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000000);
   const Inputs in = make_inputs(shape, variant, field, seed);
-  AttentionOptions opts{variant, Impl::Reference, min_grad, tau, 0.0};
+  AttentionOptions opts{variant, Impl::Reference, fpa_backward, tau, 0.0};
   const Result want = run(in, opts, at::kDouble);
   opts.impl = Impl::Fused;
   const Errors e = compare(run(in, opts, dtype, tile), want, dtype);
-  RC_LOG() << to_string(variant) << " " << to_string(min_grad) << " field " << name(field)
+  RC_LOG() << to_string(variant) << " " << to_string(fpa_backward) << " field " << name(field)
            << " tau " << tau << " shape (" << shape.batch << "," << shape.heads << ","
            << shape.n << "," << shape.d << ") tile " << tile << " seed " << seed << ": "
            << e.str() << "\n";

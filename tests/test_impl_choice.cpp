@@ -11,7 +11,7 @@ using namespace fpa;
 
 namespace {
 const Variant kVariants[] = {Variant::Softmax, Variant::Fox, Variant::Fpa};
-const MinGrad kModes[] = {MinGrad::Exact, MinGrad::StraightThrough};
+const FpaBackward kModes[] = {FpaBackward::Exact, FpaBackward::StraightThrough};
 }  // namespace
 
 TEST(ImplChoice, AutoIsFusedEverywhereAndDrawsNoRandomNumbers) {
@@ -36,15 +36,15 @@ TEST(ImplChoice, TheTableMatchesWhatTheKernelsRun) {
         AttentionOptions o;
         o.variant = v;
         o.impl = impl;
-        o.min_grad = g;
+        o.fpa_backward = g;
         EXPECT_NO_THROW(attention(q, q, q, gate, o).sum().backward()) << to_string(impl);
       }
     }
 }
 
 TEST(ImplChoice, UnsupportedCombinationsAreRefusedByName) {
-  EXPECT_NE(unsupported(Impl::Cuda, Variant::Fpa, MinGrad::StraightThrough), "");
-  EXPECT_THROW(choose_impl("cuda", Variant::Fpa, MinGrad::StraightThrough), std::invalid_argument);
-  EXPECT_THROW(choose_impl("nonsense", Variant::Fpa, MinGrad::Exact), std::invalid_argument);
-  EXPECT_EQ(choose_impl("reference", Variant::Fpa, MinGrad::StraightThrough), Impl::Reference);
+  EXPECT_NE(unsupported(Impl::Cuda, Variant::Fpa, FpaBackward::StraightThrough), "");
+  EXPECT_THROW(choose_impl("cuda", Variant::Fpa, FpaBackward::StraightThrough), std::invalid_argument);
+  EXPECT_THROW(choose_impl("nonsense", Variant::Fpa, FpaBackward::Exact), std::invalid_argument);
+  EXPECT_EQ(choose_impl("reference", Variant::Fpa, FpaBackward::StraightThrough), Impl::Reference);
 }

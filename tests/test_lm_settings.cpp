@@ -20,7 +20,7 @@ ModelConfig unusual_model() {
   m.tie_embeddings = false;
   m.init_std = 0.05;
   m.impl = fpa::Impl::Fused;
-  m.min_grad = fpa::MinGrad::Exact;
+  m.fpa_backward = fpa::FpaBackward::Exact;
   m.st_temperature = 0.5;
   return m;
 }
@@ -58,7 +58,7 @@ TEST(LmSettings, ResumeComparesIdentityNotExecution) {
   b.impl = fpa::Impl::Reference;  // how it runs: never a difference
   EXPECT_EQ(identity_differences(a, b), "");
   b.hidden = 48;
-  b.min_grad = fpa::MinGrad::StraightThrough;
+  b.fpa_backward = fpa::FpaBackward::StraightThrough;
   const auto diff = identity_differences(a, b);
   EXPECT_NE(diff.find("hidden = 96 there, 48 here"), std::string::npos) << diff;
   EXPECT_NE(diff.find("min_grad = exact there, straight-through here"), std::string::npos) << diff;

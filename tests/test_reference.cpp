@@ -136,8 +136,8 @@ TEST(Attention, RejectsBadArguments) {
     s.st_temperature = bad;
     EXPECT_THROW(attention(q, q, q, {}, s), std::invalid_argument) << "temperature " << bad;
   }
-  EXPECT_THROW(fpa_bias(q[0][0][0], MinGrad::StraightThrough, inf), std::invalid_argument);
+  EXPECT_THROW(fpa_bias(q[0][0][0], FpaBackward::StraightThrough, inf), std::invalid_argument);
   EXPECT_THROW(apply_rope(q, 0, inf), std::invalid_argument);
-  EXPECT_EQ(parse_min_grad("straight-through"), MinGrad::StraightThrough);
+  EXPECT_EQ(parse_fpa_backward("straight-through"), FpaBackward::StraightThrough);
   EXPECT_EQ(to_string(parse_impl("fused")), "fused");
 }

@@ -104,7 +104,7 @@ TEST(FpaStraightThroughGrad, ForwardIsExactBackwardIsTheSoftMinimumGradient) {
     phi[4] = phi[2];  // a tie, which the soft minimum does not care about
     auto g = at::randn({7 * 8 / 2}, at::kDouble);
     auto x = phi.clone().set_requires_grad(true);
-    auto st = fpa_bias(x, MinGrad::StraightThrough, tau);
+    auto st = fpa_bias(x, FpaBackward::StraightThrough, tau);
     EXPECT_TRUE(at::equal(st.detach(), fpa_bias(phi).detach()));  // exact forward
     (lower_entries(st) * g).sum().backward();
     auto y = phi.clone().set_requires_grad(true);
@@ -121,7 +121,7 @@ TEST(FpaStraightThroughGrad, RisingFieldStillGetsGradient) {
   auto phi = at::arange(6, at::kDouble).set_requires_grad(true);
   auto psi = at::arange(6, at::kDouble).set_requires_grad(true);
   fpa_bias(phi).masked_fill(at::ones({6, 6}, at::kBool).triu(1), 0).sum().backward();
-  fpa_bias(psi, MinGrad::StraightThrough).masked_fill(at::ones({6, 6}, at::kBool).triu(1), 0)
+  fpa_bias(psi, FpaBackward::StraightThrough).masked_fill(at::ones({6, 6}, at::kBool).triu(1), 0)
       .sum().backward();
   EXPECT_EQ(phi.grad().abs().sum().item<double>(), 0.0);
   EXPECT_GT(psi.grad().abs().sum().item<double>(), 0.1);
@@ -141,7 +141,7 @@ TEST(FpaStraightThroughGrad, DoubleBackwardMatchesTheSoftMinimum) {
     return torch::autograd::grad({first.square().sum()}, {x})[0];
   };
   const auto got = penalty_grad([](const at::Tensor& x) {
-    return lower_entries(fpa_bias(x, MinGrad::StraightThrough, 0.7));
+    return lower_entries(fpa_bias(x, FpaBackward::StraightThrough, 0.7));
   });
   const auto want = penalty_grad([](const at::Tensor& x) { return soft_bias_naive(x, 0.7); });
   EXPECT_FALSE(got.isnan().any().item<bool>());
@@ -158,7 +158,7 @@ TEST(FpaStraightThroughGrad, Float32GradientIgnoresTheFieldsLevel) {
   const auto g = at::randn({60, 60}, at::kDouble).tril().to(at::kFloat);
   auto field_grad = [&](double offset) {
     auto x = (phi + offset).to(at::kFloat).set_requires_grad(true);
-    auto b = fpa_bias(x, MinGrad::StraightThrough, 0.7);
+    auto b = fpa_bias(x, FpaBackward::StraightThrough, 0.7);
     (b.masked_fill(at::ones({60, 60}, at::kBool).triu(1), 0) * g).sum().backward();
     return x.grad();
   };
@@ -173,7 +173,7 @@ TEST(FpaStraightThroughGrad, Float32GradientIgnoresTheFieldsLevel) {
 TEST(ReferenceAttention, EmptySequenceGivesEmptyOutputAndGradients) {
   // N = 0 used to fail in path_argmin's reshape({-1, 0}).
   for (Variant variant : {Variant::Softmax, Variant::Fox, Variant::Fpa}) {
-    for (MinGrad mode : {MinGrad::Exact, MinGrad::StraightThrough}) {
+    for (FpaBackward mode : {FpaBackward::Exact, FpaBackward::StraightThrough}) {
       auto q = at::zeros({2, 3, 0, 4}, at::kDouble).set_requires_grad(true);
       auto v = at::zeros({2, 3, 0, 5}, at::kDouble).set_requires_grad(true);
       auto gate = at::zeros({2, 3, 0}, at::kDouble).set_requires_grad(true);

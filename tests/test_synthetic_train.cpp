@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace syn = fpa::synthetic;
 
 namespace {
@@ -66,4 +70,30 @@ TEST(SyntheticTrain, ConfigKeyChangesWithEveryResultDeterminingOption) {
   c.seed = 1;
   EXPECT_NE(base, syn::config_key(c));
   EXPECT_EQ(base, syn::config_key(small("dips", "fpa", "exact")));
+  // Every setting of the field table but the implementation is part of the key (the flag name).
+  const std::vector<std::pair<std::string, std::string>> changed = {
+      {"variant", "fox"}, {"st-temperature", "0.5"}, {"heads", "2"}, {"head-dim", "4"},
+      {"hidden", "16"}, {"payload-values", "8"}, {"payload-dim", "4"}, {"increment-bias-init", "-2"},
+      {"fox-gate-bias-init", "3"}, {"length", "16"}, {"batch", "8"}, {"steps", "100"}, {"lr", "0.02"},
+      {"warmup", "10"}, {"lr-final", "0.2"}, {"weight-decay", "0"}, {"eval-every", "25"},
+      {"eval-seqs", "32"}};
+  const std::map<std::string, std::string> flags = {
+      {"task", "dips"}, {"variant", "fpa"}, {"fpa-backward", "exact"}, {"impl", "reference"},
+      {"length", "32"}, {"batch", "16"}, {"steps", "150"}, {"warmup", "20"}, {"eval-every", "50"},
+      {"eval-seqs", "64"}, {"seed", "0"}};
+  auto key_with = [&](const std::string& flag, const std::string& value) {
+    auto f = flags;
+    f[flag] = value;
+    std::vector<std::string> args;
+    for (const auto& [k, v] : f) args.insert(args.end(), {"--" + k, v});
+    return syn::config_key(syn::run_config_from_args(args));
+  };
+  ASSERT_EQ(base, key_with("seed", "0"));
+  for (const auto& [flag, value] : changed) {
+    const auto key = key_with(flag, value);
+    EXPECT_NE(base, key) << flag;
+    EXPECT_NE(key.find(" " + flag + "=" + value + " "), std::string::npos) << key;
+  }
+  // The implementation is how a run executes, not what it computes: not in the key.
+  EXPECT_EQ(base, key_with("impl", "fused"));
 }

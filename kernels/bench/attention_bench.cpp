@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   const std::vector<int> ns = split_int_list(n_list, "lengths");  // checked by int_list_range
   std::vector<Impl> impls;
   std::vector<Variant> variants;
-  std::vector<MinGrad> fpa_modes, reference_fpa_modes;
+  std::vector<FpaBackward> fpa_modes, reference_fpa_modes;
   std::vector<std::string> passes;
   try {
     for (const auto& s : split_list(cli.get<std::string>("impls"), "impls"))
@@ -218,13 +218,13 @@ int main(int argc, char** argv) {
     for (const auto& s : split_list(cli.get<std::string>("variants"), "variants"))
       variants.push_back(parse_variant(s));
     for (const auto& s : split_list(cli.get<std::string>("fpa-backward"), "fpa-backward"))
-      fpa_modes.push_back(parse_min_grad(s));
+      fpa_modes.push_back(parse_fpa_backward(s));
     reference_fpa_modes = fpa_modes;
     if (cli.has("reference-fpa-backward")) {
       reference_fpa_modes.clear();
       for (const auto& s :
            split_list(cli.get<std::string>("reference-fpa-backward"), "reference-fpa-backward"))
-        reference_fpa_modes.push_back(parse_min_grad(s));
+        reference_fpa_modes.push_back(parse_fpa_backward(s));
     }
     passes = split_unique_list(cli.get<std::string>("passes"), "passes");
     for (const char* list : {"impls", "variants", "fpa-backward"})
@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
     Impl impl;
     int64_t n;
     std::string pass;
-    MinGrad min_grad;
+    FpaBackward fpa_backward;
   };
   std::vector<Job> jobs;
   for (int n : ns)
@@ -307,12 +307,12 @@ int main(int argc, char** argv) {
         for (const auto& pass : passes) {
           if (pass == "decode" && i == Impl::Cuda) continue;  // no CUDA step yet
           if (v == Variant::Fpa && pass == "fwd_bwd") {
-            for (MinGrad g : i == Impl::Reference ? reference_fpa_modes : fpa_modes)
+            for (FpaBackward g : i == Impl::Reference ? reference_fpa_modes : fpa_modes)
               // the GPU kernels have no straight-through backward
-              if (!(i == Impl::Cuda && g == MinGrad::StraightThrough))
+              if (!(i == Impl::Cuda && g == FpaBackward::StraightThrough))
                 jobs.push_back({v, i, n, pass, g});
           } else {
-            jobs.push_back({v, i, n, pass, MinGrad::Exact});
+            jobs.push_back({v, i, n, pass, FpaBackward::Exact});
           }
         }
       }
@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
     AttentionOptions opts;
     opts.variant = job.variant;
     opts.impl = job.impl;
-    opts.min_grad = job.min_grad;
+    opts.fpa_backward = job.fpa_backward;
     const bool backward = job.pass == "fwd_bwd", decode = job.pass == "decode";
     std::function<void()> pass;
     std::vector<KvCache> caches;  // decode: one per sequence, filled with the n tokens
@@ -385,7 +385,7 @@ int main(int argc, char** argv) {
             : 0;
     csv.row(to_string(job.variant), to_string(job.impl), job.n, d, heads, batch, job.pass,
             fmt::format("{:.3f}", t.median_ms), t.peak_extra_bytes, fmt::format("{:.2f}", gflops),
-            job.variant == Variant::Fpa ? to_string(job.min_grad) : std::string("-"),
+            job.variant == Variant::Fpa ? to_string(job.fpa_backward) : std::string("-"),
             cli.get<std::string>("dtype"), cli.threads(), ref && !decode ? ref_repeats : repeats,
             fmt::format("{:.2f}", mm_rate), fmt::format("{:.2f}", tile_rate), scratch,
             fmt::format("{:.3f}", t.median_cpu_ms),

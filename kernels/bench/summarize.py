@@ -21,8 +21,8 @@ def main():
     table = {key(r): r for r in rows}
     ns = sorted({int(r["n"]) for r in rows})
 
-    def get(variant, impl, n, pass_, min_grad="-", col="median_ms"):
-        mg = min_grad if variant == "fpa" else "-"
+    def get(variant, impl, n, pass_, fpa_backward="-", col="median_ms"):
+        mg = fpa_backward if variant == "fpa" else "-"
         r = table.get((variant, impl, n, pass_, mg))
         return float(r[col]) if r and r.get(col) not in (None, "") else None
 

@@ -43,7 +43,7 @@ T* ptr(const at::Tensor& t) {
 struct CudaAttention : public torch::autograd::Function<CudaAttention> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_in, const at::Tensor& k_in,
                             const at::Tensor& v_in, const at::Tensor& gate_in, int64_t variant,
-                            int64_t min_grad, double scale) {
+                            int64_t fpa_backward, double scale) {
     const c10::cuda::CUDAGuard guard(q_in.device());
     auto q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
     const bool softmax = static_cast<Variant>(variant) == Variant::Softmax;
@@ -63,7 +63,7 @@ struct CudaAttention : public torch::autograd::Function<CudaAttention> {
     // through them (backward makes them contiguous again, free when they already are).
     ctx->save_for_backward({q_in, k_in, v_in, gate_in, out, lse, prefix});
     ctx->saved_data["variant"] = variant;
-    ctx->saved_data["min_grad"] = min_grad;
+    ctx->saved_data["fpa_backward"] = fpa_backward;
     ctx->saved_data["scale"] = scale;
     return out;
   }
@@ -72,16 +72,16 @@ struct CudaAttention : public torch::autograd::Function<CudaAttention> {
     const auto s = ctx->get_saved_variables();
     const int64_t variant = ctx->saved_data["variant"].toInt();
     const auto var = static_cast<Variant>(variant);
-    const auto min_grad = static_cast<MinGrad>(ctx->saved_data["min_grad"].toInt());
+    const auto fpa_backward = static_cast<FpaBackward>(ctx->saved_data["fpa_backward"].toInt());
     const double scale = ctx->saved_data["scale"].toDouble();
-    check(!(var == Variant::Fpa && min_grad == MinGrad::StraightThrough),
+    check(!(var == Variant::Fpa && fpa_backward == FpaBackward::StraightThrough),
           "cuda attention: FPA's straight-through backward is not implemented on the GPU; "
           "use impl 'fused' (CPU) or 'reference'");
     const c10::cuda::CUDAGuard guard(s[0].device());
     if (at::GradMode::is_enabled()) {
       // create_graph=True (double backward): the kernels below give first derivatives only, so
       // the gradient is recomputed through the reference's differentiable ops (n x n memory).
-      const AttentionOptions ref{var, Impl::Reference, min_grad, 1.0, scale};
+      const AttentionOptions ref{var, Impl::Reference, fpa_backward, 1.0, scale};
       const auto g = reference_attention_grads(s[0], s[1], s[2],
                                                var == Variant::Softmax ? at::Tensor() : s[3], ref,
                                                grads[0]);
@@ -124,7 +124,7 @@ at::Tensor cuda_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
         fmt::format("cuda attention: head dimension must be <= {}", cuda::kMaxHeadDim));
   const at::Tensor g = opts.variant == Variant::Softmax ? at::empty({0}, q.options()) : gate;
   return CudaAttention::apply(q, k, v, g, static_cast<int64_t>(opts.variant),
-                              static_cast<int64_t>(opts.min_grad), opts.scale);
+                              static_cast<int64_t>(opts.fpa_backward), opts.scale);
 }
 
 }  // namespace fpa

@@ -27,7 +27,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   fpa::AttentionOptions o;
   o.variant = fpa::parse_variant(variant);
   o.impl = choose_impl(impl, q);
-  o.min_grad = fpa::parse_min_grad(fpa_backward);
+  o.fpa_backward = fpa::parse_fpa_backward(fpa_backward);
   o.st_temperature = st_temperature;
   o.scale = scale;
   const at::Tensor g = gate.has_value() ? *gate : at::Tensor();
@@ -35,7 +35,7 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 }
 
 at::Tensor fpa_bias(const at::Tensor& field, std::string fpa_backward, double st_temperature) {
-  return fpa::fpa_bias(field, fpa::parse_min_grad(fpa_backward), st_temperature);
+  return fpa::fpa_bias(field, fpa::parse_fpa_backward(fpa_backward), st_temperature);
 }
 
 at::Tensor fox_bias(const at::Tensor& log_forget) { return fpa::fox_bias(log_forget); }
