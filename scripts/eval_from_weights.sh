@@ -64,6 +64,6 @@ fi
 missing=()
 for f in results/lm/summary-*.csv; do r=$(basename "$f" .csv); r=${r#summary-}; [[ -f $WEIGHTS/lm/$r.pt ]] || missing+=("lm/$r"); done
 for f in results/passkey/c6/*.summary.csv; do r=$(basename "$f" .summary.csv); [[ -f $WEIGHTS/passkey/$r.pt ]] || missing+=("passkey/$r"); done
-echo "eval: all $n published evaluations regenerated from the weights match (timings not compared)"
+echo "eval: all $n published evaluations regenerated from the weights match (timings not compared; $SECONDS s wall, $JOBS at a time)"
 (( ${#missing[@]} )) && echo "eval: not checked, no published weights yet (trained before weights were published): ${missing[*]}"
 exit 0
