@@ -135,6 +135,7 @@ def build(results, out):
     floor = passkey_scale.load(results, per_run)
     if floor:
         sec.figures.append(passkey_scale.figure(floor, out))
+        sec.tables.append(passkey_scale.table(floor))
         claim.details.append(passkey_scale.trend_line(floor))
         claim.links.append("figures/passkey_occupancy_floor.png")
     return sec

@@ -40,9 +40,13 @@ def folder_runs(folder, per_run, load_rows):
         keep_all = sum(1 for v in kept.values() if common.mean(v) >= KEEP_ALL)
         cert = next((c for (e, p), c in run["cells"].items()
                      if e == 8 * run["L"] and p.startswith("fpa-certified")), None)
+        at8 = {p: c for (e, p), c in run["cells"].items() if e == 8 * run["L"]}
+        acc = {label: at8[label]["accuracy"] if label in at8 else math.nan
+               for label in ("full", "budget 25%", "budget 25% per head")}
         out[name] = {"heads": heads, "layers": layers, "keep_all": keep_all,
                      "fraction": keep_all / (heads * layers),
-                     "occupancy": cert["occupancy"] if cert else math.nan}
+                     "occupancy": cert["occupancy"] if cert else math.nan,
+                     "accuracy_certified": cert["accuracy"] if cert else math.nan, "accuracy": acc}
     return out
 
 
@@ -82,6 +86,21 @@ def figure(runs, out):
         "dotted: 25%.")
 
 
+def table(runs):
+    t = common.Table("passkey_occupancy_floor", "C6's occupancy floor per learned FPA run, by shape (8L)",
+                     ["run", "heads x layers", "keep-everything heads", "share", "certified occupancy",
+                      "full cache", "fpa-certified", "budget 25%", "budget 25% per head"],
+                     note=f"A keep-everything head: fpa-certified keeps >= {KEEP_ALL:.0%} of its entries at the "
+                          "longest evaluated length (passkey-probe). Accuracies at 8L (passkey-eval). "
+                          "8 heads x 2 layers is the C6 study (results/passkey/c6/), the other shapes "
+                          "make reproduce PROFILE=passkey-scale (results/passkey/scale/).")
+    for name, r in sorted(runs.items(), key=lambda kv: (shape(kv[1]), kv[0])):
+        t.add(name, f"{r['heads']} x {r['layers']}", str(r["keep_all"]), r["fraction"], r["occupancy"],
+              r["accuracy"]["full"], r["accuracy_certified"], r["accuracy"]["budget 25%"],
+              r["accuracy"]["budget 25% per head"])
+    return t
+
+
 def trend_line(runs):
     by = {}
     for r in runs.values():
@@ -93,4 +112,18 @@ def trend_line(runs):
     if len(by) < 2:
         text += (". One shape run so far (the 16-head and 4-layer runs of make reproduce PROFILE=passkey-scale "
                  "are not in results yet): no trend.")
-    return text
+        return text
+    # How each other shape moved from C6's own (8 heads x 2 layers; else the smallest run).
+    base = (8, 2) if (8, 2) in by else min(by)
+    moves = []
+    for s, rs in sorted(by.items()):
+        if s == base:
+            continue
+        d_occ = common.mean([r["occupancy"] for r in rs]) - common.mean([r["occupancy"] for r in by[base]])
+        d_frac = common.mean([r["fraction"] for r in rs]) - common.mean([r["fraction"] for r in by[base]])
+        few = len(rs) < 3 or len(by[base]) < 3
+        moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by {d_occ:+.3f} and the "
+                     f"keep-everything share by {d_frac:+.3f}"
+                     + (" (fewer than 3 learned runs on a side: too few to tell the move from seed noise)" if few else ""))
+    return text + f". From {base[0]} heads x {base[1]} layers " + "; ".join(moves) + \
+        "; nothing is extrapolated past the shapes run."
