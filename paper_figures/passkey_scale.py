@@ -105,8 +105,11 @@ def trend_line(runs):
     by = {}
     for r in runs.values():
         by.setdefault(shape(r), []).append(r)
-    parts = [f"{h} heads x {l} layers: certified occupancy {common.mean([r['occupancy'] for r in rs]):.3f}, "
-             f"keep-everything share {common.mean([r['fraction'] for r in rs]):.3f} ({len(rs)} learned run(s))"
+    def spread(rs, what):  # mean, then the runs' range when there are several
+        v = [r[what] for r in rs]
+        return f"{common.mean(v):.3f}" + (f" (runs {min(v):.3f}-{max(v):.3f})" if len(v) > 1 else "")
+    parts = [f"{h} heads x {l} layers: certified occupancy {spread(rs, 'occupancy')}, "
+             f"keep-everything share {spread(rs, 'fraction')}, {len(rs)} learned run(s)"
              for (h, l), rs in sorted(by.items())]
     text = "trend with size (learned FPA runs, means): " + "; ".join(parts)
     if len(by) < 2:
