@@ -105,9 +105,12 @@ def trend_line(runs):
     by = {}
     for r in runs.values():
         by.setdefault(shape(r), []).append(r)
+    def mean(rs, what):
+        return common.mean([r[what] for r in rs])
+
     def spread(rs, what):  # mean, then the runs' range when there are several
         v = [r[what] for r in rs]
-        return f"{common.mean(v):.3f}" + (f" (runs {min(v):.3f}-{max(v):.3f})" if len(v) > 1 else "")
+        return f"{mean(rs, what):.3f}" + (f" (runs {min(v):.3f}-{max(v):.3f})" if len(v) > 1 else "")
     parts = [f"{h} heads x {l} layers: certified occupancy {spread(rs, 'occupancy')}, "
              f"keep-everything share {spread(rs, 'fraction')}, {len(rs)} learned run(s)"
              for (h, l), rs in sorted(by.items())]
@@ -122,8 +125,8 @@ def trend_line(runs):
     for s, rs in sorted(by.items()):
         if s == base:
             continue
-        d_occ = common.mean([r["occupancy"] for r in rs]) - common.mean([r["occupancy"] for r in by[base]])
-        d_frac = common.mean([r["fraction"] for r in rs]) - common.mean([r["fraction"] for r in by[base]])
+        d_occ = mean(rs, "occupancy") - mean(by[base], "occupancy")
+        d_frac = mean(rs, "fraction") - mean(by[base], "fraction")
         few = len(rs) < 3 or len(by[base]) < 3
         moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by {d_occ:+.3f} and the "
                      f"keep-everything share by {d_frac:+.3f}"
