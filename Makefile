@@ -7,7 +7,7 @@
 # synthetic/README.md and lm/README.md give their measured times. PROFILE=eval re-runs every
 # published C5 and C6 evaluation from the published weights (results/weights/), trains nothing, and
 # checks the cells against the published CSVs; PROFILE=passkey-sweep runs the compression sweep on
-# the published C6 weights (lm/passkey/README.md); PROFILE=lm-compress the language-model compression
+# the published C6 and C6-scale weights (lm/passkey/README.md); PROFILE=lm-compress the language-model compression
 # study on the published C5 weights (lm/compress/README.md).
 
 PROFILE ?= quick

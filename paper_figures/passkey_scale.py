@@ -1,26 +1,68 @@
 """Claim C6's occupancy floor against heads and depth (issue 30): per learned FPA run, the heads
 whose field never dips below a key (fpa-certified keeps every entry: keep-everything heads), their
-share of all heads, and the certified occupancy at 8L. The C6 study's runs (8 heads x 2 layers,
-results/passkey/c6/) and the scale runs (16 heads x 2 layers, 8 heads x 4 layers,
-results/passkey/scale/) when present. A figure and C6's 'trend with size' line."""
+share of all heads, and the certified occupancy at 8L; the best policy of the compression sweep
+at 25% kept beside FPA's own. The C6 study's runs (8 heads x 2 layers, results/passkey/c6/), the
+scale runs (16 heads x 2 layers, 8 heads x 4 layers, results/passkey/scale/) when present, and the
+4-head recipe's runs (results/passkey/diagnostics/c6-4heads/), which count as trained but learned
+on no seed. A figure, a table and C6's 'trend with size' line."""
 import math
 import os
 
 import common
+import passkey_sweep
 import style
 from common import num
 
 KEEP_ALL = 0.99  # mean fraction of entries fpa-certified keeps from which a head keeps everything
+# Folders of passkey runs with a shape (heads x layers) to place, and the sweep folder of each.
+FOLDERS = {"c6": "sweep", "scale": "sweep-scale", os.path.join("diagnostics", "c6-4heads"): None}
+
+
+def trained_shapes(folder):
+    """{run: (heads, layers)} of the FPA runs trained in a folder, from the config in the sidecar
+    of each training log (train-<run>.csv)."""
+    out = {}
+    for path in common.csv_files(folder, "train-*.csv"):
+        config = common.read_sidecar(path).get("config", {})
+        if str(config.get("variant", "")) != "fpa":
+            continue
+        name = os.path.basename(path)[len("train-"):-len(".csv")]
+        out[name] = (int(num(config.get("heads"), 0)), int(num(config.get("layers"), 0)))
+    return out
+
+
+def sweep_at_25(results, sub):
+    """{run: (best online policy, its accuracy, snapkv's accuracy)} at about 25% kept and 8L, from
+    the compression sweep's summary of that folder (passkey_sweep's rule for the cell)."""
+    sweep = common.load_summary(results, "passkey", sub, "summary.csv") if sub else None
+    if not sweep:
+        return {}
+    cells = passkey_sweep.cells_8l(sweep)
+    out = {}
+    for run in {r for r, _ in cells}:
+        def at_25(m):
+            pts = [acc for b, occ, acc, _ in cells.get((run, m), [])
+                   if (abs(b - passkey_sweep.KEPT) < 1e-9 or math.isnan(b)) and occ <= passkey_sweep.KEPT_MAX + 1e-9]
+            return pts[0] if pts else None
+        online = {m: at_25(m) for _, m in [k for k in cells if k[0] == run]
+                  if m != "full" and m not in passkey_sweep.QUERY_AWARE}
+        online = {m: a for m, a in online.items() if a is not None}
+        best = max(online, key=online.get, default=None)
+        snap = at_25("snapkv")
+        out[run] = (best, online.get(best, math.nan), math.nan if snap is None else snap)
+    return out
 
 
 def folder_runs(folder, per_run, load_rows):
-    """Learned FPA runs of a results folder: {run: {heads, layers, keep_all, fraction, occupancy}}."""
+    """Learned FPA runs of a results folder: {run: {heads, layers, keep_all, fraction, occupancy,
+    accuracy_certified, accuracy}}, and {run: learned} of every FPA run it evaluated."""
     rows = []
     for path in common.csv_files(folder, "*.summary.csv"):
         more = common.read_csv(path)
         if more and "policy" in more[0]:
             rows += more
     runs = per_run(rows) if rows else {}
+    learned = {name: r["learned"] for name, r in runs.items() if r["variant"].startswith("fpa")}
     out = {}
     for path in common.csv_files(folder, "probe-*.csv"):
         name = os.path.basename(path)[len("probe-"):-len(".csv")]
@@ -47,61 +89,91 @@ def folder_runs(folder, per_run, load_rows):
                      "fraction": keep_all / (heads * layers),
                      "occupancy": cert["occupancy"] if cert else math.nan,
                      "accuracy_certified": cert["accuracy"] if cert else math.nan, "accuracy": acc}
-    return out
+    return out, learned
 
 
 def load(results, per_run):
-    found = {}
-    for sub in ("c6", "scale"):
+    """{"runs": learned FPA runs by name (folder_runs, plus the sweep's best policy and snapkv at
+    25% kept), "counts": {(heads, layers): (learned, trained)}}, or None without any learned run."""
+    runs, counts = {}, {}
+    for sub, sweep_sub in FOLDERS.items():
         folder = os.path.join(results, "passkey", sub)
-        if os.path.isdir(folder):
-            found.update(folder_runs(folder, per_run, common.read_csv))
-    return found
+        if not os.path.isdir(folder):
+            continue
+        found, learned = folder_runs(folder, per_run, common.read_csv)
+        swept = sweep_at_25(results, sweep_sub)
+        for name, r in found.items():
+            r["sweep"] = swept.get(name, (None, math.nan, math.nan))
+        runs.update(found)
+        for name, s in trained_shapes(folder).items():
+            n_learned, n = counts.get(s, (0, 0))
+            counts[s] = (n_learned + bool(learned.get(name)), n + 1)
+    return {"runs": runs, "counts": counts} if runs else None
 
 
 def shape(r):
     return (r["heads"], r["layers"])
 
 
-def figure(runs, out):
+def count_text(counts, s):
+    n_learned, n = counts.get(s, (0, 0))
+    return f"{n_learned} of {n} learned"
+
+
+def figure(floor, out):
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), sharey=True)
+    runs, counts = floor["runs"], floor["counts"]
+    shapes = sorted(set(counts) | {shape(r) for r in runs.values()})
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 3.5), sharey=True)
     for ax, (what, label) in zip(axes, [("occupancy", "certified occupancy at 8L"),
                                         ("fraction", "share of keep-everything heads")]):
-        shapes = sorted({shape(r) for r in runs.values()})
         for i, s in enumerate(shapes):
             ys = [r[what] for r in runs.values() if shape(r) == s]
+            if not ys:
+                ax.text(i, 0.5, "no learned run", ha="center", va="center", fontsize=7.5, color="grey")
+                continue
             ax.plot([i] * len(ys), ys, "o", color=style.colour("fpa"), alpha=0.5)
             ax.plot([i], [common.mean(ys)], "s", color="black")
         ax.set_xticks(range(len(shapes)))
-        ax.set_xticklabels([f"{h} heads x {l} layers\n({sum(1 for r in runs.values() if shape(r) == (h, l))} runs)"
-                            for h, l in shapes], fontsize=8)
+        ax.set_xlim(-0.6, len(shapes) - 0.4)
+        ax.set_xticklabels([f"{h} heads x {l} layers\n({count_text(counts, (h, l))})" for h, l in shapes], fontsize=7.5)
         ax.axhline(0.25, color="grey", linestyle=":", linewidth=1)
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=9)
     fig.tight_layout()
     return style.save(fig, out, "passkey_occupancy_floor"), (
-        "C6's occupancy floor against heads and depth, learned FPA runs: certified occupancy at 8L and the share "
-        "of heads that keep every key (fpa-certified keeps >= 99% of entries); dots are runs, squares means, "
-        "dotted: 25%.")
+        "C6's occupancy floor against heads and depth, FPA runs of the C6 recipe: certified occupancy at 8L and the "
+        "share of heads that keep every key (fpa-certified keeps >= 99% of entries) per learned run; dots are runs, "
+        "squares means, dotted: 25%; under each shape, how many of its trained seeds learned (4 heads: the "
+        "4-head recipe, results/passkey/diagnostics/c6-4heads/).")
 
 
-def table(runs):
+def table(floor):
+    runs, counts = floor["runs"], floor["counts"]
     t = common.Table("passkey_occupancy_floor", "C6's occupancy floor per learned FPA run, by shape (8L)",
-                     ["run", "heads x layers", "keep-everything heads", "share", "certified occupancy",
-                      "full cache", "fpa-certified", "budget 25%", "budget 25% per head"],
+                     ["run", "heads x layers", "seeds learned", "keep-everything heads", "share", "certified occupancy",
+                      "full cache", "fpa-certified", "budget 25%", "budget 25% per head",
+                      "best online policy at 25% (sweep)", "snapkv at 25% (query-aware)"],
                      note=f"A keep-everything head: fpa-certified keeps >= {KEEP_ALL:.0%} of its entries at the "
                           "longest evaluated length (passkey-probe). Accuracies at 8L (passkey-eval). "
                           "8 heads x 2 layers is the C6 study (results/passkey/c6/), the other shapes "
-                          "make reproduce PROFILE=passkey-scale (results/passkey/scale/).")
+                          "make reproduce PROFILE=passkey-scale (results/passkey/scale/). The last two columns "
+                          "come from the compression sweep (make reproduce PROFILE=passkey-sweep: "
+                          "results/passkey/sweep/ and sweep-scale/, 50 keys at 8L, every policy at 25% kept); "
+                          "- where a run is not swept. Shapes with no learned run: "
+                          + (", ".join(f"{h} heads x {l} layers ({count_text(counts, (h, l))})"
+                                       for (h, l) in sorted(counts) if not counts[(h, l)][0]) or "none") + ".")
     for name, r in sorted(runs.items(), key=lambda kv: (shape(kv[1]), kv[0])):
-        t.add(name, f"{r['heads']} x {r['layers']}", str(r["keep_all"]), r["fraction"], r["occupancy"],
-              r["accuracy"]["full"], r["accuracy_certified"], r["accuracy"]["budget 25%"],
-              r["accuracy"]["budget 25% per head"])
+        best, acc, snap = r["sweep"]
+        t.add(name, f"{r['heads']} x {r['layers']}", count_text(counts, shape(r)), str(r["keep_all"]), r["fraction"],
+              r["occupancy"], r["accuracy"]["full"], r["accuracy_certified"], r["accuracy"]["budget 25%"],
+              r["accuracy"]["budget 25% per head"], f"{best} {acc:.3f}" if best else "-",
+              "-" if math.isnan(snap) else snap)
     return t
 
 
-def trend_line(runs):
+def trend_line(floor):
+    runs, counts = floor["runs"], floor["counts"]
     by = {}
     for r in runs.values():
         by.setdefault(shape(r), []).append(r)
@@ -112,12 +184,13 @@ def trend_line(runs):
         v = [r[what] for r in rs]
         return f"{mean(rs, what):.3f}" + (f" (runs {min(v):.3f}-{max(v):.3f})" if len(v) > 1 else "")
     parts = [f"{h} heads x {l} layers: certified occupancy {spread(rs, 'occupancy')}, "
-             f"keep-everything share {spread(rs, 'fraction')}, {len(rs)} learned run(s)"
+             f"keep-everything share {spread(rs, 'fraction')}, {count_text(counts, (h, l))}"
              for (h, l), rs in sorted(by.items())]
+    parts += [f"{h} heads x {l} layers: {count_text(counts, (h, l))}" for (h, l) in sorted(counts) if (h, l) not in by]
     text = "trend with size (learned FPA runs, means): " + "; ".join(parts)
     if len(by) < 2:
-        text += (". One shape run so far (the 16-head and 4-layer runs of make reproduce PROFILE=passkey-scale "
-                 "are not in results yet): no trend.")
+        text += (". One shape with learned runs so far (the 16-head and 4-layer runs of make reproduce "
+                 "PROFILE=passkey-scale are not in results yet): no trend.")
         return text
     # How each other shape moved from C6's own (8 heads x 2 layers; else the smallest run).
     base = (8, 2) if (8, 2) in by else min(by)

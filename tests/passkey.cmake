@@ -26,3 +26,5 @@ add_test(NAME passkey_reproduce_script COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/te
 # The merge of per-run summaries with amendments (a re-run of some policies after a code change).
 add_test(NAME merge_summaries_amendments
          COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/merge_summaries_amendments.py)
+# lm/passkey/sweep.sh with a stub evaluator: each study's weights, config and folder; skipping; bad input.
+add_test(NAME passkey_sweep_script COMMAND ${CMAKE_SOURCE_DIR}/lm/passkey/test_sweep_script.sh)

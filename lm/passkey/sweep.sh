@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The compression sweep (make reproduce PROFILE=passkey-sweep): every cache policy of
-# lm/cache/README.md at every kept fraction, on every published C6 model (results/weights/
-# passkey/*.pt), as configs/passkey/eval-sweep.conf says. Writes results/passkey/sweep/<run>.csv
-# and <run>.summary.csv, then results/passkey/sweep/summary.csv (every run, one row per cell).
-# A run whose summary exists with the same stamp (weights checksum + config) is skipped, so an
-# interrupted sweep resumes run by run. SWEEP_JOBS (default 2) evaluations at a time;
-# SWEEP_RUNS (e.g. "fpa-s0 fpa-s2") sweeps those runs' weights only.
+# lm/cache/README.md on every published passkey model, one study at a time:
+#   passkey       results/weights/passkey/*.pt (the C6 study) at kept fractions 0.1, 0.25, 0.5,
+#                 4L and 8L (configs/passkey/eval-sweep.conf) -> results/passkey/sweep/
+#   passkey-scale results/weights/passkey-scale/*.pt (issue 30's shapes) at 25% kept, 8L only
+#                 (configs/passkey/eval-sweep-scale.conf: the column the occupancy-floor table
+#                 needs, at a third of the cost) -> results/passkey/sweep-scale/
+# Each writes <folder>/<run>.csv and <run>.summary.csv, then <folder>/summary.csv (every run, one
+# row per cell). A run whose summary exists with the same stamp (weights checksum + config) is
+# skipped, so an interrupted sweep resumes run by run. SWEEP_JOBS (default 2) evaluations at a
+# time; SWEEP_STUDIES (default "passkey passkey-scale") picks studies; SWEEP_RUNS (e.g.
+# "fpa-s0 fpa-s2") sweeps those runs' weights only.
 #
 # SWEEP_POLICIES (e.g. "duo-certified") re-runs only those policies, after a change to their code:
 # each run's cells go to <run>@<policies>.csv and .summary.csv (an amendment, with its own
@@ -16,20 +21,33 @@
 #   lm/passkey/sweep.sh <bin-dir>
 set -euo pipefail
 BIN=${1:?usage: lm/passkey/sweep.sh <bin-dir>}
-CONFIG=configs/passkey/eval-sweep.conf
-OUT=results/passkey/sweep
 JOBS=${SWEEP_JOBS:-2}
-mkdir -p "$OUT"
+STUDIES=${SWEEP_STUDIES:-"passkey passkey-scale"}
 shopt -s nullglob
-weights=(results/weights/passkey/*.pt)
+
+study_config() { case "$1" in passkey) echo configs/passkey/eval-sweep.conf ;;
+                              passkey-scale) echo configs/passkey/eval-sweep-scale.conf ;;
+                              *) echo "error: SWEEP_STUDIES: unknown study '$1' (passkey or passkey-scale)" >&2; exit 1 ;; esac; }
+study_out() { case "$1" in passkey) echo results/passkey/sweep ;; passkey-scale) echo results/passkey/sweep-scale ;; esac; }
+
+# The weights to sweep, as "<study> <file>" lines.
+jobs=()
+for study in $STUDIES; do
+  study_config "$study" > /dev/null
+  for w in results/weights/"$study"/*.pt; do
+    run=$(basename "$w" .pt)
+    if [[ -n "${SWEEP_RUNS:-}" && " $SWEEP_RUNS " != *" $run "* ]]; then continue; fi
+    jobs+=("$study $w")
+  done
+done
 if [[ -n "${SWEEP_RUNS:-}" ]]; then
-  weights=()
   for r in $SWEEP_RUNS; do
-    [[ -f "results/weights/passkey/$r.pt" ]] || { echo "error: SWEEP_RUNS: no weights results/weights/passkey/$r.pt" >&2; exit 1; }
-    weights+=("results/weights/passkey/$r.pt")
+    found=0
+    for j in "${jobs[@]}"; do [[ $(basename "${j#* }" .pt) == "$r" ]] && found=1; done
+    (( found )) || { echo "error: SWEEP_RUNS: no weights for '$r' under results/weights/{${STUDIES// /,}}/" >&2; exit 1; }
   done
 fi
-(( ${#weights[@]} )) || { echo "error: no published passkey weights under results/weights/passkey" >&2; exit 1; }
+(( ${#jobs[@]} )) || { echo "error: no published passkey weights under results/weights/{${STUDIES// /,}}/" >&2; exit 1; }
 
 POLICIES=${SWEEP_POLICIES:-}
 policy_args=() suffix=""
@@ -38,28 +56,34 @@ if [[ -n "$POLICIES" ]]; then
   policy_args=(--policies "${POLICIES// /,}") suffix="@${POLICIES// /+}"
 fi
 
-one() {  # <weights file>
-  local w=$1 run variant stamp name
+one() {  # <study> <weights file>
+  local study=$1 w=$2 run variant stamp name config out
+  config=$(study_config "$study") out=$(study_out "$study")
   run=$(basename "$w" .pt) variant=${run%-s[0-9]*} name=$(basename "$w" .pt)$suffix
-  stamp="$(sha256sum < "$w" | cut -c1-16) $(md5sum < "$CONFIG" | cut -c1-12)"
-  if [[ -s "$OUT/$name.summary.csv" && "$(cat "$OUT/.done-$name" 2>/dev/null)" == "$stamp" ]]; then
-    echo "sweep: $name done (skipping)"
+  mkdir -p "$out"
+  stamp="$(sha256sum < "$w" | cut -c1-16) $(md5sum < "$config" | cut -c1-12)"
+  if [[ -s "$out/$name.summary.csv" && "$(cat "$out/.done-$name" 2>/dev/null)" == "$stamp" ]]; then
+    echo "sweep: $study/$name done (skipping)"
     return 0
   fi
-  echo "sweep: $name $(date -u +%H:%M:%S)"
+  echo "sweep: $study/$name $(date -u +%H:%M:%S)"
   # A full sweep of a run supersedes its amendments (same code for every policy).
-  [[ -z "$suffix" ]] && rm -f "$OUT/$run@"* "$OUT/.done-$run@"*
-  nice -n 5 "$BIN/passkey-eval" --config "$CONFIG" --checkpoint "$w" --variant "$variant" --threads 1 \
-    "${policy_args[@]}" --out "$OUT/$name.csv" --summary "$OUT/$name.summary.csv"
-  echo "$stamp" > "$OUT/.done-$name"
+  [[ -z "$suffix" ]] && rm -f "$out/$run@"* "$out/.done-$run@"*
+  nice -n 5 "$BIN/passkey-eval" --config "$config" --checkpoint "$w" --variant "$variant" --threads 1 \
+    "${policy_args[@]}" --out "$out/$name.csv" --summary "$out/$name.summary.csv"
+  echo "$stamp" > "$out/.done-$name"
 }
 
 running=0 failed=0
-for w in "${weights[@]}"; do
+for j in "${jobs[@]}"; do
   if (( running >= JOBS )); then wait -n || failed=1; running=$((running - 1)); fi
-  one "$w" &
+  one $j &
   running=$((running + 1))
 done
 while (( running > 0 )); do wait -n || failed=1; running=$((running - 1)); done
 (( failed )) && { echo "error: a sweep evaluation failed (see above)" >&2; exit 1; }
-/usr/bin/python3 lm/passkey/merge_summaries.py "$OUT"
+for study in $STUDIES; do
+  out=$(study_out "$study")
+  [[ -d $out ]] && /usr/bin/python3 lm/passkey/merge_summaries.py "$out"
+done
+exit 0
