@@ -159,7 +159,8 @@ def table(floor):
                           "8 heads x 2 layers is the C6 study (results/passkey/c6/), the other shapes "
                           "make reproduce PROFILE=passkey-scale (results/passkey/scale/). The last two columns "
                           "come from the compression sweep (make reproduce PROFILE=passkey-sweep: "
-                          "results/passkey/sweep/ and sweep-scale/, 50 keys at 8L, every policy at 25% kept); "
+                          "results/passkey/sweep/ and sweep-scale/, 50 keys at 8L, every policy at kept fraction 0.25, or "
+                          "a certified policy at its own occupancy when that is <= 0.30, as the compression table); "
                           "- where a run is not swept. Shapes with no learned run: "
                           + (", ".join(f"{h} heads x {l} layers ({count_text(counts, (h, l))})"
                                        for (h, l) in sorted(counts) if not counts[(h, l)][0]) or "none") + ".")
@@ -183,8 +184,12 @@ def trend_line(floor):
     def spread(rs, what):  # mean, then the runs' range when there are several
         v = [r[what] for r in rs]
         return f"{mean(rs, what):.3f}" + (f" (runs {min(v):.3f}-{max(v):.3f})" if len(v) > 1 else "")
+    def best_25(rs):  # the sweep's best online accuracy at 25% kept, when every run is swept
+        if any(r["sweep"][0] is None for r in rs):
+            return ""
+        return f", best online accuracy at 25% kept (sweep) {spread([{'a': r['sweep'][1]} for r in rs], 'a')}"
     parts = [f"{h} heads x {l} layers: certified occupancy {spread(rs, 'occupancy')}, "
-             f"keep-everything share {spread(rs, 'fraction')}, {count_text(counts, (h, l))}"
+             f"keep-everything share {spread(rs, 'fraction')}{best_25(rs)}, {count_text(counts, (h, l))}"
              for (h, l), rs in sorted(by.items())]
     parts += [f"{h} heads x {l} layers: {count_text(counts, (h, l))}" for (h, l) in sorted(counts) if (h, l) not in by]
     text = "trend with size (learned FPA runs, means): " + "; ".join(parts)
@@ -201,8 +206,12 @@ def trend_line(floor):
         d_occ = mean(rs, "occupancy") - mean(by[base], "occupancy")
         d_frac = mean(rs, "fraction") - mean(by[base], "fraction")
         few = len(rs) < 3 or len(by[base]) < 3
-        moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by {d_occ:+.3f} and the "
+        swept = all(r["sweep"][0] is not None for r in rs + by[base])
+        d_best = (common.mean([r["sweep"][1] for r in rs]) - common.mean([r["sweep"][1] for r in by[base]])
+                  if swept else math.nan)
+        moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by {d_occ:+.3f}, the "
                      f"keep-everything share by {d_frac:+.3f}"
+                     + (f" and the best online accuracy at 25% kept by {d_best:+.3f}" if swept else "")
                      + (" (fewer than 3 learned runs on a side: too few to tell the move from seed noise)" if few else ""))
     return text + f". From {base[0]} heads x {base[1]} layers " + "; ".join(moves) + \
         "; nothing is extrapolated past the shapes run."
