@@ -122,6 +122,11 @@ CASES = [
     ("C5", "reproduced", "lm/summary.csv", lambda rows: [
         dict(r, seed=str(s), test_ppl=str(2.99 + 0.01 * s) if r["variant"] == "fpa" else r["test_ppl"])
         for r in rows for s in range(3)], "inside seed noise"),
+    # A larger preset with one seed each (issue 30's medium) stays beside the verdict, which the
+    # 3-seed preset keeps, and its move in the trend line is marked as too few seeds to judge.
+    ("C5", "reproduced", "lm/summary.csv", lambda rows: lm_seeds(3.0)(rows) + [
+        dict(r, preset="medium", seed="0", params="10733988", test_ppl="3.3" if r["variant"] == "fpa" else "3.0")
+        for r in rows if r["variant"] in ("fpa", "fox")], "(medium has 1 seed(s): too few to tell"),
 ]
 
 # C4's table of smallest converging dimensions, read from the fixture's sweep (generate.py).
