@@ -246,7 +246,7 @@ def gap_figure(gap, out):
                     xytext=(6, 6), fontsize=8)
     ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_xscale("log")
-    ax.margins(x=0.25)
+    ax.margins(x=0.4)  # room on the right for the largest preset's label
     ax.set_xlabel("parameters (FPA)")
     ax.set_ylabel("FPA - FoX test perplexity (% of FoX)")
     fig.tight_layout()
