@@ -7,6 +7,7 @@ import os
 
 import common
 import lm_compress
+import stats
 import style
 from common import Claim, Section, Table, num
 
@@ -25,19 +26,6 @@ C5_RULE = (f"at the largest preset with at least {C5_MIN_SEEDS} seeds of FPA and
            "ran (paired by seed); it is 'inside seed noise' when that interval contains 0. A preset with "
            "fewer seeds is reported beside, outside the verdict. "
            "The scale is stated: a tiny byte-level model is not the paper's 110M.")
-
-# Student t quantiles t_{0.975, df} for the 95% interval (df = paired seeds - 1).
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
-
-
-def t975(df):
-    return T975[max(k for k in T975 if k <= df)]  # the next smaller df: a slightly wider interval
-
-
-def sample_std(xs):
-    m = common.mean(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else math.nan
 
 
 def preset_sizes():
@@ -105,7 +93,7 @@ def build(results, out):
                                                                "val_ppl", "test_ppl", "test_bpb")}
         a["runs"] = len(g)
         a["by_seed"] = {r.get("seed", str(i)): num(r["test_ppl"]) for i, r in enumerate(g)}
-        a["test_ppl_std"] = sample_std([num(r["test_ppl"]) for r in g])
+        a["test_ppl_std"] = stats.sample_std([num(r["test_ppl"]) for r in g])
         a["steps"] = "/".join(sorted({r.get("steps", "") for r in g if r.get("steps")})) or "?"
         a["fpa_backward"] = "/".join(sorted({r.get("fpa_backward", "") for r in g if r.get("fpa_backward")}))
         agg[k] = a
@@ -145,7 +133,7 @@ def paired_difference(fpa, fox):
     diffs = [(fpa["by_seed"][s] - fox["by_seed"][s]) / fox["by_seed"][s] for s in seeds]
     if len(diffs) < 2:
         return common.mean(diffs), math.nan, len(diffs)
-    return common.mean(diffs), t975(len(diffs) - 1) * sample_std(diffs) / math.sqrt(len(diffs)), len(diffs)
+    return common.mean(diffs), stats.t975(len(diffs) - 1) * stats.sample_std(diffs) / math.sqrt(len(diffs)), len(diffs)
 
 
 def decide_c5(agg, claim, results):
@@ -215,20 +203,26 @@ def gap_by_size(agg):
 
 
 def trend_line(gap):
-    """C5's 'trend with size' line: the FPA - FoX gap at each preset run, and how it moved."""
+    """C5's 'trend with size' line: the FPA - FoX gap at each preset run, and how it moved from each
+    preset to the next larger one (a 95% Welch interval over the two presets' per-seed gaps where
+    both have enough seeds, since different presets are different runs, not pairs)."""
     parts = []
     for p, params, _, mean_d, half, n in gap:
         ci = f", 95% interval [{mean_d - half:+.2%}, {mean_d + half:+.2%}]" if n >= 2 else ""
         parts.append(f"{p} ({params / 1e6:.2f}M parameters) {mean_d:+.2%} over {n} seed(s){ci}")
     text = "trend with size: FPA - FoX test perplexity, relative, paired by seed: " + "; ".join(parts)
-    if len(gap) >= 2:
-        (p0, _, _, d0, _, _), (p1, _, _, d1, _, n1) = gap[0], gap[-1]
-        text += (f". From {p0} to {p1} the gap moved by {100 * (d1 - d0):+.2f} percentage points"
-                 + (f" ({p1} has {n1} seed(s): too few to tell the move from seed noise)" if n1 < C5_MIN_SEEDS else "")
-                 + "; nothing is extrapolated past the largest preset run.")
-    else:
-        text += ". One preset run: no trend yet."
-    return text
+    if len(gap) < 2:
+        return text + ". One preset run: no trend yet."
+    moves = []
+    for (p0, _, s0, _, _, n0), (p1, _, s1, _, _, n1) in zip(gap, gap[1:]):
+        d, half = stats.welch_difference(list(s0.values()), list(s1.values()))
+        if min(n0, n1) >= C5_MIN_SEEDS:
+            judged = stats.noise_text(d, half, lambda x: f"{100 * x:+.2f}")
+        else:
+            few, n_few = (p0, n0) if n0 < n1 else (p1, n1)
+            judged = f"{few} has {n_few} seed(s): too few to tell the move from seed noise"
+        moves.append(f"from {p0} to {p1} by {100 * d:+.2f} percentage points ({judged})")
+    return text + ". The gap moved " + "; ".join(moves) + "; nothing is extrapolated past the largest preset run."
 
 
 def gap_figure(gap, out):

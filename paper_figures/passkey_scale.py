@@ -10,6 +10,7 @@ import os
 
 import common
 import passkey_sweep
+import stats
 import style
 from common import num
 
@@ -197,21 +198,24 @@ def trend_line(floor):
         text += (". One shape with learned runs so far (the 16-head and 4-layer runs of make reproduce "
                  "PROFILE=passkey-scale are not in results yet): no trend.")
         return text
-    # How each other shape moved from C6's own (8 heads x 2 layers; else the smallest run).
+    # How each other shape moved from C6's own (8 heads x 2 layers; else the smallest run), each
+    # move with a 95% Welch interval over the runs (different shapes are different runs, not pairs).
     base = (8, 2) if (8, 2) in by else min(by)
     moves = []
     for s, rs in sorted(by.items()):
         if s == base:
             continue
-        d_occ = mean(rs, "occupancy") - mean(by[base], "occupancy")
-        d_frac = mean(rs, "fraction") - mean(by[base], "fraction")
         few = len(rs) < 3 or len(by[base]) < 3
+
+        def moved(values):
+            d, half = stats.welch_difference(values(by[base]), values(rs))
+            return f"{d:+.3f}" + ("" if few else f" ({stats.noise_text(d, half, lambda x: f'{x:+.3f}')})")
         swept = all(r["sweep"][0] is not None for r in rs + by[base])
-        d_best = (common.mean([r["sweep"][1] for r in rs]) - common.mean([r["sweep"][1] for r in by[base]])
-                  if swept else math.nan)
-        moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by {d_occ:+.3f}, the "
-                     f"keep-everything share by {d_frac:+.3f}"
-                     + (f" and the best online accuracy at 25% kept by {d_best:+.3f}" if swept else "")
+        moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by "
+                     f"{moved(lambda g: [r['occupancy'] for r in g])}, the keep-everything share by "
+                     f"{moved(lambda g: [r['fraction'] for r in g])}"
+                     + (f" and the best online accuracy at 25% kept by {moved(lambda g: [r['sweep'][1] for r in g])}"
+                        if swept else "")
                      + (" (fewer than 3 learned runs on a side: too few to tell the move from seed noise)" if few else ""))
     return text + f". From {base[0]} heads x {base[1]} layers " + "; ".join(moves) + \
         "; nothing is extrapolated past the shapes run."

@@ -2,9 +2,10 @@
 """Every verdict of claims C1-C5, each from a fixture made to reach it (issue 20): the fixture of
 tests/fixtures/figures, copied and edited so that the claim's rule must give reproduced, not
 reproduced, or not tested. A rule that always gives one verdict fails here. (C6 has its own rule
-and tests, maintained with lm/passkey.)
+and tests, maintained with lm/passkey; its 'trend with size' line is checked here, with C5's.)
 Usage: verdict_rules.py <repo-root>"""
 import csv
+import math
 import os
 import shutil
 import sys
@@ -16,6 +17,7 @@ import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import lm  # noqa: E402
+import passkey_scale  # noqa: E402
 import synthetic  # noqa: E402
 import theory  # noqa: E402
 
@@ -58,18 +60,26 @@ def set_where(key, value, **match):
     return change
 
 
-def lm_seeds(fpa_ppl, seeds=3):
-    """lm/summary.csv with `seeds` rows per variant; FPA's test perplexity set to fpa_ppl."""
+def lm_seeds(fpa_ppl, seeds=3, step=0.001):
+    """lm/summary.csv with `seeds` rows per variant; FPA's test perplexity fpa_ppl + step * seed."""
     def change(rows):
         out = []
         for r in rows:
             for s in range(seeds):
                 r2 = dict(r, seed=str(s))
                 if r["variant"] == "fpa":
-                    r2["test_ppl"] = str(fpa_ppl + 0.001 * s)
+                    r2["test_ppl"] = str(round(fpa_ppl + step * s, 6))
                 out.append(r2)
         return out
     return change
+
+
+def preset_seeds(preset, rows, fpa_ppl, seeds=3):
+    """Rows of FPA and FoX at another preset (3.28M parameters) for seeds 0.., FoX's test perplexity
+    as in the fixture (3.0), FPA's fpa_ppl + 0.001 * seed."""
+    return [dict(r, preset=preset, seed=str(s), params="3280000",
+                 test_ppl=str(round(fpa_ppl + 0.001 * s, 6)) if r["variant"] == "fpa" else r["test_ppl"])
+            for r in rows if r["variant"] in ("fpa", "fox") for s in range(seeds)]
 
 
 def synthetic_seeds(n):
@@ -127,6 +137,13 @@ CASES = [
     ("C5", "reproduced", "lm/summary.csv", lambda rows: lm_seeds(3.0)(rows) + [
         dict(r, preset="medium", seed="0", params="10733988", test_ppl="3.3" if r["variant"] == "fpa" else "3.0")
         for r in rows if r["variant"] in ("fpa", "fox")], "(medium has 1 seed(s): too few to tell"),
+    # The trend line's move between two 3-seed presets, judged by a 95% Welch interval over their
+    # per-seed gaps: tiny +1.67/+1.70/+1.73% against small 0/+0.03/+0.07% is outside seed noise ...
+    ("C5", "reproduced", "lm/summary.csv", lambda rows: lm_seeds(3.05)(rows) + preset_seeds("small", rows, 3.0),
+     "from tiny to small by -1.67 percentage points (95% Welch interval [-1.74, -1.59]: outside seed noise)"),
+    # ... and tiny -0.33/0/+0.33% against the same small is inside it (2 degrees of freedom, t = 4.303).
+    ("C5", "reproduced", "lm/summary.csv", lambda rows: lm_seeds(2.99, step=0.01)(rows) + preset_seeds("small", rows, 3.0),
+     "from tiny to small by +0.03 percentage points (95% Welch interval [-0.80, +0.87]: inside seed noise)"),
 ]
 
 # C4's table of smallest converging dimensions, read from the fixture's sweep (generate.py).
@@ -180,6 +197,25 @@ try:
     ok = got == "64? (2 seeds so far)"
     failures += not ok
     print(f"{'ok  ' if ok else 'FAIL'} C4 table: 2 of 2 seeds converged at d = 64 is undecided -> {got}")
+    # C6's trend line (issue 30): each shape's move from 8 heads x 2 layers with a 95% Welch
+    # interval over the runs when both sides have 3 learned runs, "too few" otherwise.
+    def run(heads, layers, occupancy, fraction):
+        return {"heads": heads, "layers": layers, "occupancy": occupancy, "fraction": fraction,
+                "sweep": (None, math.nan, math.nan)}
+    floor = {"runs": {f"r{i}": r for i, r in enumerate(
+                 [run(8, 2, 0.30 + 0.01 * s, 0.25) for s in range(3)]
+                 + [run(16, 2, 0.10 + 0.01 * s, 0.25) for s in range(3)]
+                 + [run(8, 4, 0.5, 0.5), run(8, 4, 0.6, 0.5)])},
+             "counts": {(8, 2): (3, 3), (16, 2): (3, 3), (8, 4): (2, 3)}}
+    line = passkey_scale.trend_line(floor)
+    for want in ["to 16 heads x 2 layers the certified occupancy moved by -0.200 (95% Welch interval "
+                 "[-0.223, -0.177]: outside seed noise), the keep-everything share by +0.000 (95% Welch "
+                 "interval [+0.000, +0.000]: inside seed noise)",
+                 "to 8 heads x 4 layers the certified occupancy moved by +0.240, the keep-everything share by "
+                 "+0.250 (fewer than 3 learned runs on a side: too few to tell the move from seed noise)"]:
+        ok = want in line
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} C6 trend line says {want!r}" + ("" if ok else f" -> {line}"))
 finally:
     shutil.rmtree(tmp)
 print("PASS" if not failures else f"FAIL: {failures} verdict(s) wrong")
