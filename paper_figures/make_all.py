@@ -12,6 +12,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import atomic  # noqa: E402
 import common  # noqa: E402
 import kernels  # noqa: E402
 import lm  # noqa: E402
@@ -70,9 +71,8 @@ def main(argv=None):
     written = sorted([t.name + ext for t in tables for ext in (".md", ".tex")] +
                      [png[:-4] + ext for s in sections for png, _ in s.figures for ext in (".png", ".pdf")])
     remove_stale(out, written)
-    with open(os.path.join(out, "tables.json"), "w") as f:
-        json.dump({"tables": manifest, "files": written}, f, indent=1, sort_keys=True)
-        f.write("\n")
+    atomic.write_text(os.path.join(out, "tables.json"),
+                      json.dumps({"tables": manifest, "files": written}, indent=1, sort_keys=True) + "\n")
     report.write(results, report_path, sections, claims, errors)
     print(f"make_all: wrote {len(tables)} tables and "
           f"{sum(len(s.figures) for s in sections)} figures to {out}, report {report_path}")

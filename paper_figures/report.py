@@ -5,6 +5,7 @@ import os
 import platform
 import subprocess
 
+import atomic
 import common
 from common import Table
 
@@ -159,8 +160,4 @@ def write(results, report_path, sections, claims, errors):
             if t.note:
                 lines += [t.note, ""]
 
-    os.makedirs(os.path.dirname(os.path.abspath(report_path)), exist_ok=True)
-    tmp = report_path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, report_path)
+    atomic.write_text(report_path, "\n".join(lines))

@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 OWN_PROFILES = {"passkey": "passkey", "c4-sweep": "synthetic", "lm-small": "lm", "lm-medium": "lm", "passkey-scale": "passkey", "eval": "weights",
                 "passkey-sweep": "passkey", "lm-compress": "lm"}
 PROFILES = ("quick", "full") + tuple(OWN_PROFILES)
+import atomic  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -29,12 +31,7 @@ def utc_now():
 
 
 def write_json(path, data):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".tmp.meta"
-    with open(tmp, "w") as f:
-        json.dump(data, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def read_json(path):
