@@ -8,10 +8,9 @@ import math
 import common
 import style
 from common import Table, num
+from constants import POLICY_ORDER
 
 BUDGETS = (0.1, 0.25, 0.5)
-ORDER = ["full", "fpa-certified", "fox-acp", "budget", "budget per head", "duo-certified", "window",
-         "h2o", "tova", "knorm", "random"]
 
 
 method = common.policy_method
@@ -34,7 +33,7 @@ def cells(data):
 
 def methods_of(c):
     found = {m for _, m in c}
-    return [m for m in ORDER if m in found] + sorted(found - set(ORDER))
+    return [m for m in POLICY_ORDER if m in found] + sorted(found - set(POLICY_ORDER))
 
 
 def budget_of(b):

@@ -9,52 +9,19 @@ import os
 import common
 import passkey_scale
 import passkey_sweep
+import passkey_verdict
 import style
-from common import Claim, Section, Table, num
+from common import Section, Table, num
+from constants import LEARNED_KEYS, LEARNED_MIN, OCCUPANCY_MAX
+from passkey_common import policy_name, policy_sort, run_sort
+from passkey_verdict import per_run
 
 SUMMARY_COLUMNS = ["variant", "train_len", "eval_len", "policy", "budget", "occupancy", "accuracy",
                    "n_keys", "decode_ms_per_token"]
 CELL_COLUMNS = ["variant", "eval_len", "depth", "policy", "accuracy"]
-OCCUPANCY_MAX = 0.30  # "about 25%"
-LEARNED_MIN = 0.9  # full-cache accuracy at L from which a run has learned the task (SPEC section 8)
-LEARNED_KEYS = 20  # ... measured on at least this many keys
-RUNS_NEEDED = 3    # learned FPA runs the verdict needs
-POLICY_ORDER = ["full", "fpa-certified", "certified", "fox-acp", "budget", "duo-certified", "duo-calibrated",
-                "window", "h2o", "tova", "knorm", "random", "snapkv"]
-
-C6_STATEMENT = ("FPA retrieves passkeys perfectly at 8x the training length, even with the key-value "
-                "cache compressed to about 25%.")
-C6_RULE = (f"judged on the runs that learned the task (full-cache accuracy at L >= {LEARNED_MIN} on >= "
-           f"{LEARNED_KEYS} keys); reproduced iff at least {RUNS_NEEDED} FPA runs learned and, on every one, "
-           f"some compressed-cache policy with achieved occupancy <= {OCCUPANCY_MAX} gives accuracy 1.0 at "
-           f"8L (every online policy evaluated: for a run in the compression sweep its 50-key cells at 8L, "
-           f"query-aware SnapKV excluded; otherwise the C6 study's 20-key cells); not reproduced iff at least {RUNS_NEEDED} learned and that fails on one of them; not tested "
-           f"iff fewer than {RUNS_NEEDED} FPA runs learned (a run that did not learn says nothing about "
-           "the claim, and cannot hide one that did).")
-
-
-def policy_name(row):
-    """A readable policy label from a CSV row: 'budget 25%', 'budget 25% per head',
-    'fpa-certified eps=0.001', 'window 25%', 'h2o 10%', 'full'."""
-    policy, b = row["policy"], num(row.get("budget", ""))
-    name = policy
-    budgeted = policy != "full" and not math.isnan(b) and b > 0
-    if budgeted:
-        name = f"{policy} {b:g}" if b >= 1 else f"{policy} {b:.0%}"
-    if policy == "budget" and str(row.get("per_head", "")).lower() in ("1", "true", "yes"):
-        name += " per head"
-    if policy != "full" and not budgeted and row.get("epsilon", "") not in ("", None):
-        name += f" eps={num(row['epsilon']):g}"
-    return name
-
 
 # One marker per policy label (up to 12): style.MARKERS has too few for every budget variant.
 POLICY_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
-
-
-def policy_sort(p):
-    base = p.split(" ")[0]
-    return (POLICY_ORDER.index(base) if base in POLICY_ORDER else len(POLICY_ORDER), p)
 
 
 def aggregate(rows):
@@ -77,19 +44,51 @@ def aggregate(rows):
     return out
 
 
-def build(results, out):
-    sec = Section("passkey", "Passkey retrieval with a compressed cache (C6)")
-    claim = Claim("C6", C6_STATEMENT, C6_RULE)
-    sec.claims["C6"] = claim
+def load(results):
+    """What C6 is judged on, read without drawing: the summary rows, their cells merged over
+    seeds, every run with the compression sweep's 8L cells merged in, the sweep and the occupancy
+    floor. None when results/passkey/summary.csv is missing or lacks a column."""
     path = os.path.join(results, "passkey", "summary.csv")
     rows = common.read_csv(path)
     if not common.has_columns(rows, SUMMARY_COLUMNS, path):
+        return None
+    runs = per_run(rows)
+    sweep = passkey_sweep.load(results)
+    if sweep:
+        passkey_verdict.merge_sweep(runs, sweep)
+    return {"rows": rows, "agg": aggregate(rows), "runs": runs, "sweep": sweep,
+            "floor": passkey_scale.load(results)}
+
+
+def claims(data):
+    """{"C6": its claim} from load's data, with the sweep's and the floor's lines beside it."""
+    if data is None:
+        return {"C6": passkey_verdict.empty()}
+    runs, sweep, floor = data["runs"], data["sweep"], data["floor"]
+    claim = passkey_verdict.decide(runs, data["agg"], passkey_verdict.keys_at_8l(data["rows"]),
+                                   passkey_verdict.keys_at_8l(sweep["rows"]) if sweep else ())
+    if sweep:
+        claim.links += ["figures/passkey_compression.png", "figures/passkey_compression.md", "passkey/sweep/summary.csv"]
+        best = passkey_sweep.field_best(sweep, runs)
+        if best:
+            claim.details.append(best)
+    if floor:
+        claim.details.append(passkey_verdict.trend_line(floor))
+        claim.links.append("figures/passkey_occupancy_floor.png")
+    return {"C6": claim}
+
+
+def build(results, out):
+    sec = Section("passkey", "Passkey retrieval with a compressed cache (C6)")
+    data = load(results)
+    sec.claims = claims(data)
+    if data is None:
         sec.tables.append(Table("passkey_accuracy", "Passkey retrieval: accuracy per variant, length and policy",
                                 ["variant", "eval length", "policy", "accuracy"], [[common.NOT_RUN, "-", "-", "-"]]))
         return sec
     sec.status = "run"
     sec.sources.append("passkey/summary.csv")
-    agg = aggregate(rows)
+    agg, runs, sweep, floor = data["agg"], data["runs"], data["sweep"], data["floor"]
     keys = sorted(agg, key=lambda k: (style.variant_sort_key(k[0]), k[1], k[2], policy_sort(k[3])))
     table = Table("passkey_accuracy", "Passkey retrieval: accuracy and cache occupancy per variant, length and policy",
                   ["variant", "train len L", "eval len", "policy", "occupancy", "accuracy", "worst seed", "keys",
@@ -102,10 +101,7 @@ def build(results, out):
                   k[3], a["occupancy"], a["accuracy"], a["min_acc"], str(a["n_keys"]),
                   f"{a['ms']:.2f}")
     sec.tables.append(table)
-    runs = per_run(rows)
-    sweep = passkey_sweep.load(results)
     if sweep:
-        merge_sweep(runs, sweep)
         sec.sources.append(sweep["rel"])
     training = training_logs(results)
     sec.sources += sorted({t["rel"] for t in training.values()})
@@ -126,68 +122,10 @@ def build(results, out):
     if sweep:
         sec.figures.append(passkey_sweep.figure(sweep, runs, out))
         sec.tables += passkey_sweep.table(sweep, runs)
-    decide_c6(runs, agg, claim)
-    if sweep:
-        claim.links += ["figures/passkey_compression.png", "figures/passkey_compression.md", "passkey/sweep/summary.csv"]
-        best = passkey_sweep.field_best(sweep, runs)
-        if best:
-            claim.details.append(best)
-    floor = passkey_scale.load(results, per_run)
     if floor:
         sec.figures.append(passkey_scale.figure(floor, out))
         sec.tables.append(passkey_scale.table(floor))
-        claim.details.append(passkey_scale.trend_line(floor))
-        claim.links.append("figures/passkey_occupancy_floor.png")
     return sec
-
-
-def merge_sweep(runs, sweep):
-    """The verdict's 8L cells come from the compression sweep for every run it evaluated (every
-    online policy, 50 keys), instead of the C6 study's 20-key cells; query-aware ones are left out."""
-    swept = {}
-    for r in sweep["rows"]:
-        run = runs.get(r["run"])
-        if not run or r["policy"] in passkey_sweep.QUERY_AWARE or int(num(r["eval_len"], 0)) != 8 * run["L"]:
-            continue
-        swept.setdefault(r["run"], {})[(8 * run["L"], policy_name(r))] = {
-            "accuracy": num(r["accuracy"]), "occupancy": num(r["occupancy"]), "n_keys": int(num(r["n_keys"], 0))}
-    for name, cells in swept.items():
-        run = runs[name]
-        run["cells"] = {k: c for k, c in run["cells"].items() if k[0] != 8 * run["L"]}
-        run["cells"].update(cells)
-        run["swept"] = True
-        derive(run)
-
-
-def per_run(rows):
-    """Each run (a trained model: variant and seed) with its cells: (eval_len, policy label) -> row
-    values, and the numbers the verdict needs."""
-    runs = {}
-    for r in rows:
-        name = r.get("run") or r["variant"]
-        run = runs.setdefault(name, {"run": name, "variant": r["variant"], "L": int(num(r["train_len"], 0)),
-                                     "cells": {}})
-        run["cells"][(int(num(r["eval_len"], 0)), policy_name(r))] = {
-            "accuracy": num(r["accuracy"]), "occupancy": num(r["occupancy"]), "n_keys": int(num(r["n_keys"], 0))}
-    for run in runs.values():
-        derive(run)
-    return runs
-
-
-def derive(run):
-    """The numbers the verdict needs, from a run's cells."""
-    L, cells = run["L"], run["cells"]
-    at_l = cells.get((L, "full"))
-    run["acc_L"] = at_l["accuracy"] if at_l else math.nan
-    run["learned"] = bool(at_l and at_l["accuracy"] >= LEARNED_MIN and at_l["n_keys"] >= LEARNED_KEYS)
-    at8 = {p: c for (e, p), c in cells.items() if L and e == 8 * L}
-    run["evaluated_8L"] = bool(at8)
-    run["acc_8L_full"] = at8["full"]["accuracy"] if "full" in at8 else math.nan
-    small = {p: c for p, c in at8.items() if p != "full" and c["occupancy"] <= OCCUPANCY_MAX + 1e-9}
-    best = max(small, key=lambda p: (small[p]["accuracy"], -small[p]["occupancy"]), default=None)
-    run["best_small"] = (best, small[best]) if best else None
-    perfect = [(c["occupancy"], p) for p, c in at8.items() if c["accuracy"] >= 1.0]
-    run["min_perfect"] = min(perfect) if perfect else None
 
 
 def training_logs(results):
@@ -220,10 +158,6 @@ def learned_cell(run, training):
     if t["learned_at"] is not None:
         return str(t["learned_at"])
     return f"not by {t['last_step']}" + (" (cap)" if t["last_step"] >= t["cap"] > 0 else " (still training)")
-
-
-def run_sort(run):
-    return (style.variant_sort_key(run["variant"]), run["run"])
 
 
 def run_table(runs, training):
@@ -331,49 +265,6 @@ def probe_table(probes, runs):
                       frac("key_kept_shared"), median([num(r["key_bias"]) for r in hs]),
                       median([num(r["threshold"]) for r in hs]))
     return table
-
-
-def decide_c6(runs, agg, claim):
-    claim.links = ["figures/passkey_runs.md", "figures/passkey_compute.md", "figures/passkey_heads.md", "figures/passkey_accuracy.md", "figures/passkey_occupancy.png",
-                   "passkey/summary.csv"]
-    lens = sorted({(k[1], k[2]) for k in agg})
-    keys_per = sorted({a["n_keys"] for a in agg.values()})
-    claim.setting = (f"training length L = {', '.join(sorted({str(l) for l, _ in lens}))}; evaluation lengths "
-                     f"{', '.join(sorted({str(e) for _, e in lens}, key=int))}; {'/'.join(str(k) for k in keys_per)} "
-                     f"keys per cell (over seeds); policies {', '.join(sorted({k[3] for k in agg}, key=policy_sort))}")
-    variants = sorted({r["variant"] for r in runs.values()}, key=style.variant_sort_key)
-    tally = []
-    for v in variants:
-        rs = [r for r in runs.values() if r["variant"] == v]
-        learned = [r for r in rs if r["learned"]]
-        ok = [r for r in learned if r["best_small"] and r["best_small"][1]["accuracy"] >= 1.0]
-        perfect8 = [r for r in learned if r["acc_8L_full"] >= 1.0]
-        tally.append(f"{style.short_label(v)} {len(learned)}/{len(rs)} learned")
-        best_small = [r["best_small"][1]["accuracy"] for r in learned if r["best_small"]]
-        smallest = [f"{r['min_perfect'][0]:.2f}" if r["min_perfect"] else "none" for r in sorted(learned, key=run_sort)]
-        claim.details.append(
-            f"{style.label(v)}: {len(learned)} of {len(rs)} runs learned; of those, {len(perfect8)} retrieve every "
-            f"key at 8L with a full cache and {len(ok)} with some policy at occupancy <= {OCCUPANCY_MAX}"
-            + (f" (best such accuracy per learned run: {', '.join(f'{a:.2f}' for a in best_small)})" if best_small else "")
-            + (f"; smallest occupancy keeping 1.0 at 8L per learned run: {', '.join(smallest)}" if learned else ""))
-    fpa = [r for r in runs.values() if r["variant"] == "fpa"]
-    learned = [r for r in fpa if r["learned"]]
-    claim.number = "runs learned: " + ", ".join(tally)
-    if not fpa:
-        claim.number = "FPA not evaluated"
-        return
-    if len(learned) < RUNS_NEEDED:
-        claim.number += (f"; fewer than {RUNS_NEEDED} FPA runs learned the task, so C6 cannot be judged "
-                         "(see the per-run table)")
-        return
-    if not all(r["evaluated_8L"] for r in learned):
-        claim.number += "; a learned FPA run was not evaluated at 8L"
-        return
-    failing = [r for r in learned if not (r["best_small"] and r["best_small"][1]["accuracy"] >= 1.0)]
-    best = [r["best_small"][1]["accuracy"] if r["best_small"] else math.nan for r in sorted(learned, key=run_sort)]
-    claim.number += (f"; best FPA accuracy at 8L with occupancy <= {OCCUPANCY_MAX}, per learned run: "
-                     + ", ".join(common.fmt(a, 2) for a in best))
-    claim.verdict = "not reproduced" if failing else "reproduced"
 
 
 POLICY_COLOURS = ["#000000", "#D55E00", "#0072B2", "#CC79A7", "#009E73", "#E69F00", "#56B4E9", "#F0E442"]

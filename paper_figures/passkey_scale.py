@@ -10,9 +10,10 @@ import os
 
 import common
 import passkey_sweep
-import stats
 import style
 from common import num
+from constants import KEPT, OCCUPANCY_MAX
+from passkey_verdict import count_text, per_run, shape
 
 KEEP_ALL = 0.99  # mean fraction of entries fpa-certified keeps from which a head keeps everything
 # Folders of passkey runs with a shape (heads x layers) to place, and the sweep folder of each.
@@ -43,7 +44,7 @@ def sweep_at_25(results, sub):
     for run in {r for r, _ in cells}:
         def at_25(m):
             pts = [acc for b, occ, acc, _ in cells.get((run, m), [])
-                   if (abs(b - passkey_sweep.KEPT) < 1e-9 or math.isnan(b)) and occ <= passkey_sweep.KEPT_MAX + 1e-9]
+                   if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= OCCUPANCY_MAX + 1e-9]
             return pts[0] if pts else None
         online = {m: at_25(m) for _, m in [k for k in cells if k[0] == run]
                   if m != "full" and m not in passkey_sweep.QUERY_AWARE}
@@ -54,7 +55,7 @@ def sweep_at_25(results, sub):
     return out
 
 
-def folder_runs(folder, per_run, load_rows):
+def folder_runs(folder, load_rows):
     """Learned FPA runs of a results folder: {run: {heads, layers, keep_all, fraction, occupancy,
     accuracy_certified, accuracy}}, and {run: learned} of every FPA run it evaluated."""
     rows = []
@@ -93,7 +94,7 @@ def folder_runs(folder, per_run, load_rows):
     return out, learned
 
 
-def load(results, per_run):
+def load(results):
     """{"runs": learned FPA runs by name (folder_runs, plus the sweep's best policy and snapkv at
     25% kept), "counts": {(heads, layers): (learned, trained)}}, or None without any learned run."""
     runs, counts = {}, {}
@@ -101,7 +102,7 @@ def load(results, per_run):
         folder = os.path.join(results, "passkey", sub)
         if not os.path.isdir(folder):
             continue
-        found, learned = folder_runs(folder, per_run, common.read_csv)
+        found, learned = folder_runs(folder, common.read_csv)
         swept = sweep_at_25(results, sweep_sub)
         for name, r in found.items():
             r["sweep"] = swept.get(name, (None, math.nan, math.nan))
@@ -110,15 +111,6 @@ def load(results, per_run):
             n_learned, n = counts.get(s, (0, 0))
             counts[s] = (n_learned + bool(learned.get(name)), n + 1)
     return {"runs": runs, "counts": counts} if runs else None
-
-
-def shape(r):
-    return (r["heads"], r["layers"])
-
-
-def count_text(counts, s):
-    n_learned, n = counts.get(s, (0, 0))
-    return f"{n_learned} of {n} learned"
 
 
 def figure(floor, out):
@@ -172,50 +164,3 @@ def table(floor):
               r["accuracy"]["budget 25% per head"], f"{best} {acc:.3f}" if best else "-",
               "-" if math.isnan(snap) else snap)
     return t
-
-
-def trend_line(floor):
-    runs, counts = floor["runs"], floor["counts"]
-    by = {}
-    for r in runs.values():
-        by.setdefault(shape(r), []).append(r)
-    def mean(rs, what):
-        return common.mean([r[what] for r in rs])
-
-    def spread(rs, what):  # mean, then the runs' range when there are several
-        v = [r[what] for r in rs]
-        return f"{mean(rs, what):.3f}" + (f" (runs {min(v):.3f}-{max(v):.3f})" if len(v) > 1 else "")
-    def best_25(rs):  # the sweep's best online accuracy at 25% kept, when every run is swept
-        if any(r["sweep"][0] is None for r in rs):
-            return ""
-        return f", best online accuracy at 25% kept (sweep) {spread([{'a': r['sweep'][1]} for r in rs], 'a')}"
-    parts = [f"{h} heads x {l} layers: certified occupancy {spread(rs, 'occupancy')}, "
-             f"keep-everything share {spread(rs, 'fraction')}{best_25(rs)}, {count_text(counts, (h, l))}"
-             for (h, l), rs in sorted(by.items())]
-    parts += [f"{h} heads x {l} layers: {count_text(counts, (h, l))}" for (h, l) in sorted(counts) if (h, l) not in by]
-    text = "trend with size (learned FPA runs, means): " + "; ".join(parts)
-    if len(by) < 2:
-        text += (". One shape with learned runs so far (the 16-head and 4-layer runs of make reproduce "
-                 "PROFILE=passkey-scale are not in results yet): no trend.")
-        return text
-    # How each other shape moved from C6's own (8 heads x 2 layers; else the smallest run), each
-    # move with a 95% Welch interval over the runs (different shapes are different runs, not pairs).
-    base = (8, 2) if (8, 2) in by else min(by)
-    moves = []
-    for s, rs in sorted(by.items()):
-        if s == base:
-            continue
-        few = len(rs) < 3 or len(by[base]) < 3
-
-        def moved(values):
-            d, half = stats.welch_difference(values(by[base]), values(rs))
-            return f"{d:+.3f}" + ("" if few else f" ({stats.noise_text(d, half, lambda x: f'{x:+.3f}')})")
-        swept = all(r["sweep"][0] is not None for r in rs + by[base])
-        moves.append(f"to {s[0]} heads x {s[1]} layers the certified occupancy moved by "
-                     f"{moved(lambda g: [r['occupancy'] for r in g])}, the keep-everything share by "
-                     f"{moved(lambda g: [r['fraction'] for r in g])}"
-                     + (f" and the best online accuracy at 25% kept by {moved(lambda g: [r['sweep'][1] for r in g])}"
-                        if swept else "")
-                     + (" (fewer than 3 learned runs on a side: too few to tell the move from seed noise)" if few else ""))
-    return text + f". From {base[0]} heads x {base[1]} layers " + "; ".join(moves) + \
-        "; nothing is extrapolated past the shapes run."

@@ -8,12 +8,11 @@ import math
 import common
 import style
 from common import Table, num
+from constants import KEPT, OCCUPANCY_MAX, POLICY_ORDER
 
 QUERY_AWARE = {"snapkv"}  # compress after reading the question: references, out of the verdict
 OWN_SIGNALS = {"budget", "budget per head", "fpa-certified", "duo-certified"}  # FPA's bias/certificate
 ATTENTION_SIGNALS = {"h2o", "tova"}
-KEPT = 0.25
-KEPT_MAX = 0.30  # the verdict's "about 25%"
 
 
 method = common.policy_method
@@ -36,10 +35,8 @@ def cells_8l(sweep):
 
 
 def methods_in(cells):
-    order = ["full", "fpa-certified", "fox-acp", "budget", "budget per head", "duo-certified",
-             "duo-calibrated", "window", "h2o", "tova", "knorm", "random", "snapkv"]
     found = {m for _, m in cells}
-    return [m for m in order if m in found] + sorted(found - set(order))
+    return [m for m in POLICY_ORDER if m in found] + sorted(found - set(POLICY_ORDER))
 
 
 def figure(sweep, runs, out):
@@ -91,7 +88,7 @@ def figure(sweep, runs, out):
         "mean over learned runs), each run's own points faded; dashed: query-aware (SnapKV).")
 
 
-def best_at(cells, run, methods, kept_max=KEPT_MAX):
+def best_at(cells, run, methods, kept_max=OCCUPANCY_MAX):
     """The best (accuracy, method, occupancy) over `methods` with occupancy <= kept_max."""
     best = None
     for m in methods:
@@ -124,7 +121,7 @@ def table(sweep, runs):
             accs, occs = [], []
             for run in learned:
                 pts = [(occ, acc) for b, occ, acc, _ in cells.get((run, m), [])
-                       if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= KEPT_MAX + 1e-9]
+                       if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= OCCUPANCY_MAX + 1e-9]
                 if pts:
                     occs.append(pts[0][0])
                     accs.append(pts[0][1])
@@ -165,7 +162,7 @@ def field_best(sweep, runs):
             if r != run or m in QUERY_AWARE or m == "full":
                 continue
             for b, occ, acc, _ in pts:
-                if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= KEPT_MAX + 1e-9:
+                if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= OCCUPANCY_MAX + 1e-9:
                     best.setdefault((runs[run]["variant"], m), []).append(acc)
     if not best:
         return None

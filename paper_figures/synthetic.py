@@ -11,56 +11,79 @@ import numpy as np
 
 import common
 import style
-from common import Claim, Section, Table, fmt, num
 import synthetic_sweep
-from synthetic_common import (DUMP_COLUMNS, MIN_SEEDS_FOR_VERDICT, SUMMARY_COLUMNS, model_key, model_label,
-                              model_sort, task_sort)
+import synthetic_verdict
+from common import Section, Table, num
+from constants import MASS_MIN, NMSE_MAX
+from synthetic_common import DUMP_COLUMNS, SUMMARY_COLUMNS, model_key, model_label, model_sort, task_sort
 
-C4_STATEMENT = ("On synthetic target-set tasks, one-layer FPA heads reach the target sets on every "
-                "seed, while softmax and FoX baselines fail on every seed.")
-C4_RULE = ("reproduced iff, for some FPA backward mode and one head dimension d, on EVERY task: FPA "
-           "converged on every seed, and softmax and FoX converged on no seed, each with at least "
-           f"{MIN_SEEDS_FOR_VERDICT} seeds run (converged: target mass >= 0.9 and normalised MSE <= 0.1 "
-           "at the training length). Not reproduced iff every such cell was run and the rule fails. "
-           "Otherwise not tested.")
+
+
+def load(results):
+    """What C4 is judged on, read without drawing: summary.csv's rows (until the sweep writes it,
+    the finished runs so far: partial), the head-dimension sweep, the n = 64 sweep rows of the
+    dimensions summary.csv lacks (extra), and the training setting."""
+    path = os.path.join(results, "synthetic", "summary.csv")
+    rows = common.read_csv(path)
+    partial = False
+    if rows is None:
+        rows = summarize_runs(results)
+        partial = bool(rows)
+    sweeps = synthetic_sweep.load(results)
+    # The rule looks for SOME head dimension: the sweep's (n = 64, same training) add the
+    # dimensions summary.csv lacks; where both have a dimension, summary.csv's cell (more seeds) is used.
+    have = {r["head_dim"] for r in rows or []}
+    extra = [r for r in sweeps.get(64, []) if r["head_dim"] not in have]
+    if extra and not rows:  # only the sweep has run: its rows are the study's
+        path, partial, rows, extra = os.path.join(results, "synthetic", "sweep-n64", "summary.csv"), False, extra, []
+    if not common.has_columns(rows, SUMMARY_COLUMNS, path):
+        rows = None
+    else:
+        rows.sort(key=lambda r: (task_sort(r["task"]), int(num(r["head_dim"], 0)), model_sort(model_key(r))))
+    return {"rows": rows, "extra": extra, "rel": os.path.relpath(path, results), "partial": partial,
+            "sweeps": sweeps, "setting": run_setting(results) if rows else ""}
+
+
+def claims(data):
+    """{"C4": its claim} from load's data, with the sweep's smallest dimensions beside it."""
+    sweep_links = ["figures/synthetic_smallest_dim.md"] if data["sweeps"] else []
+    if data["rows"] is None:
+        claim = synthetic_verdict.empty()
+        claim.details, claim.links = synthetic_sweep.details(data["sweeps"]), sweep_links
+        return {"C4": claim}
+    claim = synthetic_verdict.decide(data["rows"] + data["extra"], data["setting"])
+    claim.details[:0] = synthetic_sweep.details(data["sweeps"])
+    if data["partial"]:
+        synthetic_verdict.withhold(claim)
+    claim.links = ["figures/synthetic_convergence.md", "figures/synthetic_convergence.png",
+                   "synthetic/summary.csv"] + sweep_links
+    return {"C4": claim}
 
 
 def build(results, out):
     sec = Section("synthetic", "Synthetic target-set tasks (C4)")
-    claim = Claim("C4", C4_STATEMENT, C4_RULE)
-    sec.claims["C4"] = claim
-    path = os.path.join(results, "synthetic", "summary.csv")
-    rows = common.read_csv(path)
-    partial = False
-    if rows is None:  # the sweep writes summary.csv at its end; summarise the finished runs so far
-        rows = summarize_runs(results)
-        partial = bool(rows)
-    sweep = synthetic_sweep.build(results, out, sec, claim)
-    # The rule looks for SOME head dimension: the sweep's (n = 64, same training) add the
-    # dimensions summary.csv lacks; where both have a dimension, summary.csv's cell (more seeds) is used.
-    have = {r["head_dim"] for r in rows or []}
-    extra = [r for r in sweep if r["head_dim"] not in have]
-    if extra and not rows:  # only the sweep has run: its rows are the study's
-        path, partial, rows, extra = os.path.join(results, "synthetic", "sweep-n64", "summary.csv"), False, extra, []
-    if not common.has_columns(rows, SUMMARY_COLUMNS, path):
+    data = load(results)
+    sec.claims = claims(data)
+    synthetic_sweep.add_to(sec, data["sweeps"], out)
+    rows = data["rows"]
+    if rows is None:
         sec.tables.append(Table("synthetic_convergence", "Synthetic tasks: seeds converged / seeds run",
                                 ["task", "model", "head dim", "converged / run"],
                                 [[common.NOT_RUN, "-", "-", "-"]]))
         return sec
     sec.status = "run"
-    sec.sources.insert(0, os.path.relpath(path, results))
-    if partial:
+    sec.sources.insert(0, data["rel"])
+    if data["partial"]:
         sec.status = ("partial: no synthetic/summary.csv yet; summarised by make_all.py from the "
                       "finished runs in synthetic/runs/")
         sec.sources[0] = "synthetic/runs/"
-    rows.sort(key=lambda r: (task_sort(r["task"]), int(num(r["head_dim"], 0)), model_sort(model_key(r))))
 
     table = Table("synthetic_convergence",
                   "Synthetic tasks: seeds converged / seeds run per task, model (FPA backward mode) and head dim",
                   ["task", "model", "head dim", "converged / run", "target mass", "mass std",
                    "mass at 2n", "nMSE", "nMSE at 2n", "missing runs"],
                   note="Target mass: mean attention mass on the target set (head mean), mean over seeds; "
-                       "nMSE: MSE / variance of the target. Converged: mass >= 0.9 and nMSE <= 0.1 at n.")
+                       f"nMSE: MSE / variance of the target. Converged: mass >= {MASS_MIN} and nMSE <= {NMSE_MAX} at n.")
     for r in rows:
         table.add(r["task"], model_label(model_key(r)), r["head_dim"],
                   f"{int(num(r['seeds_converged'], 0))} / {int(num(r['seeds_run'], 0))}",
@@ -68,7 +91,6 @@ def build(results, out):
                   num(r["nmse2n_mean"]), r.get("runs_missing", "-") or "-")
     sec.tables.append(table)
 
-    setting = run_setting(results)
     sec.figures.append((convergence_figure(rows, out), "Fraction of seeds converged per task, model and head dimension."))
     dumps = find_dumps(results)
     if dumps:
@@ -80,14 +102,6 @@ def build(results, out):
             sec.figures.append(fig)
     else:
         sec.notes.append("No attention/field dump found under results/synthetic/: maps not drawn.")
-    decide_c4(rows + extra, claim, setting)
-    if partial:  # an unfinished sweep decides nothing: tasks or seeds may still be missing
-        claim.details.insert(0, f"verdict withheld: the sweep has not finished; rule applied to the runs so far "
-                                f"would say '{claim.verdict}'")
-        claim.verdict = "not tested at this scale"
-        claim.setting = "sweep in progress (no summary.csv); " + claim.setting
-    claim.links = ["figures/synthetic_convergence.md", "figures/synthetic_convergence.png",
-                   "synthetic/summary.csv"] + claim.links
     return sec
 
 
@@ -132,57 +146,6 @@ def run_setting(results):
     def show(s):
         return ",".join(sorted(s, key=lambda x: (len(x), x))) if s else "?"
     return f"n={show(ns)} (held out at n and 2n), {show(steps)} steps, heads={show(heads)}"
-
-
-def decide_c4(rows, claim, setting):
-    cells = {}  # (head_dim, task) -> {model_key: (conv, run)}
-    for r in rows:
-        cells.setdefault((r["head_dim"], r["task"]), {})[model_key(r)] = (
-            int(num(r["seeds_converged"], 0)), int(num(r["seeds_run"], 0)))
-    tasks = sorted({t for _, t in cells}, key=task_sort)
-    dims = sorted({d for d, _ in cells}, key=lambda d: int(num(d, 0)))
-    fpa_keys = sorted({k for c in cells.values() for k in c if k.startswith("fpa")})
-    seeds = sorted({run for c in cells.values() for (_, run) in c.values()})
-    total = sum(run for c in cells.values() for (_, run) in c.values())
-    claim.setting = (f"{total} runs: tasks {', '.join(tasks)}; head dims {', '.join(dims)}; "
-                     f"{'/'.join(str(s) for s in seeds)} seeds per cell" + (f"; {setting}" if setting else ""))
-    best = None
-    outcomes = []
-    any_complete = False
-    for d in dims:
-        for fk in fpa_keys:
-            ok, complete, parts, score = True, True, [], 0
-            for t in tasks:
-                c = cells.get((d, t), {})
-                need = [fk, "softmax", "fox"]
-                if any(k not in c or c[k][1] < MIN_SEEDS_FOR_VERDICT for k in need):
-                    complete = False
-                    continue
-                fpa_ok = c[fk][0] == c[fk][1]
-                base_ok = c["softmax"][0] == 0 and c["fox"][0] == 0
-                ok = ok and fpa_ok and base_ok
-                score += c[fk][0] - c["softmax"][0] - c["fox"][0]
-                parts.append(f"{t}: FPA {c[fk][0]}/{c[fk][1]}, softmax {c['softmax'][0]}/{c['softmax'][1]}, "
-                             f"FoX {c['fox'][0]}/{c['fox'][1]}")
-            if complete and tasks:
-                any_complete = True
-                outcomes.append((ok, d, fk, parts, score))
-                if ok and best is None:
-                    best = (d, fk, parts)
-    for ok, d, fk, parts, _ in outcomes:
-        claim.details.append(f"head dim {d}, {model_label(fk)}: {'rule holds' if ok else 'rule fails'} "
-                             f"({'; '.join(parts)})")
-    if best:
-        d, fk, parts = best
-        claim.verdict = "reproduced"
-        claim.number = f"head dim {d}, {model_label(fk)}, seeds converged: " + "; ".join(parts)
-    elif any_complete:
-        claim.verdict = "not reproduced"
-        ok, d, fk, parts, _ = max(outcomes, key=lambda o: o[4])  # the closest to the claim
-        claim.number = f"head dim {d}, {model_label(fk)}, seeds converged: " + "; ".join(parts)
-    else:
-        claim.verdict = "not tested at this scale"
-        claim.number = f"fewer than {MIN_SEEDS_FOR_VERDICT} seeds, or a model missing, in some cell"
 
 
 def convergence_figure(rows, out):

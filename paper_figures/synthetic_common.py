@@ -6,7 +6,6 @@ SUMMARY_COLUMNS = ["task", "model", "head_dim", "seeds_run", "seeds_converged", 
                    "mass_std", "mass2n_mean", "nmse_mean", "nmse2n_mean"]
 DUMP_COLUMNS = ["kind", "head", "i", "j", "value", "label"]
 TASK_ORDER = ["dips", "brackets", "erase"]
-MIN_SEEDS_FOR_VERDICT = 3
 
 
 def model_key(row):

@@ -9,10 +9,8 @@ import os
 import common
 import style
 from common import Table, num
-from synthetic_common import (MIN_SEEDS_FOR_VERDICT, SUMMARY_COLUMNS, model_key, model_label, model_sort,
-                              task_sort)
-
-MASS_MIN, NMSE_MAX = 0.9, 0.1  # "converged" (SPEC section 4; synthetic/train.h)
+from constants import MASS_MIN, MIN_SEEDS_FOR_VERDICT, NMSE_MAX
+from synthetic_common import SUMMARY_COLUMNS, model_key, model_label, model_sort, task_sort
 
 
 def load(results):
@@ -58,16 +56,26 @@ def smallest_dim(rows, task, key, ok=every_seed_converged):
     return f"none up to {cells[-1][0]}" if cells else "-"
 
 
-def build(results, out, sec, claim):
-    """Adds the sweep's tables, figure, sources and claim details to the synthetic section.
-    Returns the n = 64 rows (the verdict's training length) for the C4 rule, [] when not run."""
-    sweeps = load(results)
+def tasks_and_keys(sweeps):
+    return (sorted({r["task"] for rows in sweeps.values() for r in rows}, key=task_sort),
+            sorted({model_key(r) for rows in sweeps.values() for r in rows}, key=model_sort))
+
+
+def add_to(sec, sweeps, out):
+    """Adds the sweep's sources, tables and figure to the synthetic section (a note when not run)."""
     if not sweeps:
         sec.notes.append("Head-dimension sweep (PROFILE=c4-sweep) not run: no synthetic/sweep-n*/summary.csv.")
-        return []
+        return
     sec.sources += [f"synthetic/sweep-n{n}/summary.csv" for n in sorted(sweeps)]
-    tasks = sorted({r["task"] for rows in sweeps.values() for r in rows}, key=task_sort)
-    keys = sorted({model_key(r) for rows in sweeps.values() for r in rows}, key=model_sort)
+    sec.tables += tables(sweeps)
+    sec.figures.append((figure(sweeps, out),
+                        "Seeds converged against head dimension, a panel per task, a line per model "
+                        "(solid: n = 64; dotted: other training lengths)."))
+
+
+def tables(sweeps):
+    """synthetic_head_dim (every cell), synthetic_smallest_dim, synthetic_baseline_margins."""
+    tasks, keys = tasks_and_keys(sweeps)
 
     every_dim = sorted({d for rows in sweeps.values() for d in dims_of(rows)})
     grid = Table("synthetic_head_dim", "Head-dimension sweep: seeds converged / seeds run per task, model and d",
@@ -84,7 +92,6 @@ def build(results, out, sec, claim):
                     grid.add(str(n), t, model_label(k),
                              *[f"{cells[d][0]}/{cells[d][1]}" if d in cells else "-" for d in every_dim],
                              smallest_dim(rows, t, k))
-    sec.tables.append(grid)
 
     smallest = Table("synthetic_smallest_dim", "Smallest head dimension at which each model converges on every seed",
                      ["task", "model"] + [f"n={n}" for n in sorted(sweeps)]
@@ -98,7 +105,6 @@ def build(results, out, sec, claim):
         for k in keys:
             smallest.add(t, model_label(k), *[smallest_dim(sweeps[n], t, k) for n in sorted(sweeps)],
                          *[smallest_dim(sweeps[n], t, k, mean_mass_reached) for n in sorted(sweeps)])
-    sec.tables.append(smallest)
 
     margins = Table("synthetic_baseline_margins", "Baseline cells of the sweep: the best seed against the thresholds",
                     ["n", "task", "model", "d", "converged / run", "best seed", f"its mass (>= {MASS_MIN})",
@@ -112,20 +118,20 @@ def build(results, out, sec, claim):
                 conv, run = counts(r)
                 margins.add(str(n), r["task"], model_label(model_key(r)), r["head_dim"], f"{conv}/{run}",
                             r.get("best_seed") or "-", num(r.get("best_seed_mass")), num(r.get("best_seed_nmse")))
-    sec.tables.append(margins)
-
-    sec.figures.append((figure(sweeps, tasks, keys, out),
-                        "Seeds converged against head dimension, a panel per task, a line per model "
-                        "(solid: n = 64; dotted: other training lengths)."))
-    for n in sorted(sweeps):
-        claim.details.append(f"smallest head dimension converging on every seed at n = {n} (sweep): " + "; ".join(
-            f"{t}: " + ", ".join(f"{model_label(k)} {smallest_dim(sweeps[n], t, k)}" for k in keys) for t in tasks))
-    claim.links.append("figures/synthetic_smallest_dim.md")
-    return sweeps.get(64, [])
+    return [grid, smallest, margins]
 
 
-def figure(sweeps, tasks, keys, out):
+def details(sweeps):
+    """C4's lines about the sweep: the smallest dimension converging on every seed, per n."""
+    tasks, keys = tasks_and_keys(sweeps)
+    return [f"smallest head dimension converging on every seed at n = {n} (sweep): " + "; ".join(
+            f"{t}: " + ", ".join(f"{model_label(k)} {smallest_dim(sweeps[n], t, k)}" for k in keys) for t in tasks)
+            for n in sorted(sweeps)]
+
+
+def figure(sweeps, out):
     import matplotlib.pyplot as plt
+    tasks, keys = tasks_and_keys(sweeps)
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False, sharey=True)
     for ax, t in zip(axes[0], tasks):
         for n in sorted(sweeps):

@@ -12,7 +12,8 @@ import os
 
 import common
 import style
-from common import Claim, Section, Table, num
+import theory_verdict
+from common import Section, Table, num
 
 THEOREMS = {
     "T1": ("FPA with a non-increasing field equals FoX; any non-monotone field differs", "C1"),
@@ -20,12 +21,6 @@ THEOREMS = {
     "T3": ("a head of constant dimension realises any set left alive by later dips", "C2"),
     "T4": ("softmax/FoX heads of dimension d shatter only O(d) keys; FPA at d = 1 all", "C3"),
     "T5": ("certified eviction changes the output by at most 2 eps V", "C6"),
-}
-CLAIMS = {
-    "C1": ("FPA contains FoX as a special case.", "T1"),
-    "C2": ("A head of constant dimension can realise any set of keys \"left alive by later dips\".", "T3"),
-    "C3": ("Softmax attention, or attention with token forget gates (FoX), needs head dimension linear "
-           "in the number of keys to do the same.", "T4"),
 }
 
 
@@ -160,15 +155,11 @@ def evidence(found):
                 d = int(num(r["d"], 0))
                 soft, fox, free = (int(num(r[c], 0)) for c in ("softmax_max_n", "fox_max_n", "fox_free_weight_max_n"))
                 per_d.append((d, soft, fox, free))
-            # The executable's rule: softmax d+1, FoX d+1, FoX with a free weight d+2 (decidable
-            # only when n = claim + 1 was tested).
             for r in srows:
                 d = int(num(r["d"], 0))
-                mx = int(num(r.get("max_n_tested", max_n_tested), max_n_tested))
-                def claim(got, want):
-                    return got >= min(want, mx) if want + 1 > mx else got == want
-                holds = claim(int(num(r["softmax_max_n"], 0)), d + 1) and claim(int(num(r["fox_max_n"], 0)), d + 1) \
-                    and claim(int(num(r.get("fox_free_weight_max_n", "0"), 0)), d + 2)
+                holds = theory_verdict.t4_rule_holds(
+                    d, int(num(r.get("max_n_tested", max_n_tested), max_n_tested)), int(num(r["softmax_max_n"], 0)),
+                    int(num(r["fox_max_n"], 0)), int(num(r.get("fox_free_weight_max_n", "0"), 0)))
                 verdict_ok &= holds
                 if not holds:
                     off_rule.append(f"d={d} (trial {r['trial']})")
@@ -205,26 +196,15 @@ def build(results, out):
         if not e:
             table.add(t, statement, claim, common.NOT_RUN, "-", "-", common.NOT_RUN, "-")
             continue
-        e["verdict"] = "PASS" if e.get("pass", e["ok"] == e["n"]) else "FAIL"
-        table.add(t, statement, claim, e["setting"], e["evidence"], f"{e['ok']}/{e['n']}", e["verdict"], ", ".join(e["files"]))
+        table.add(t, statement, claim, e["setting"], e["evidence"], f"{e['ok']}/{e['n']}", theory_verdict.theorem_verdict(e),
+                  ", ".join(e["files"]))
     sec.tables.append(table)
     if ev:
         sec.status = "run"
         sec.sources += sorted({f for e in ev.values() for f in e["files"]})
     if ev.get("T4", {}).get("per_d"):
         sec.figures.append(shatter_figure(ev["T4"], out))
-    for cid, (statement, t) in CLAIMS.items():
-        claim = Claim(cid, statement, f"reproduced iff every checked case of theorem {t} is ok (the theory "
-                                      f"executable's PASS); not reproduced iff any is not")
-        e = ev.get(t)
-        claim.links = ["figures/theory_evidence.md"] + (e["files"] if e else [])
-        if e:
-            claim.setting = f"{t}: {e['setting']}"
-            claim.number = e["evidence"]
-            claim.verdict = "reproduced" if e["verdict"] == "PASS" else "not reproduced"
-            if t == "T4":
-                claim.links.insert(1, "figures/theory_shattering.png")
-        sec.claims[cid] = claim
+    sec.claims = theory_verdict.decide(ev)
     return sec
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Every verdict of claims C1-C5, each from a fixture made to reach it (issue 20): the fixture of
+"""Every verdict of claims C1-C6, each from a fixture made to reach it (issue 20): the fixture of
 tests/fixtures/figures, copied and edited so that the claim's rule must give reproduced, not
-reproduced, or not tested. A rule that always gives one verdict fails here. (C6 has its own rule
-and tests, maintained with lm/passkey; its 'trend with size' line is checked here, with C5's.)
+reproduced, or not tested. A rule that always gives one verdict fails here. The rules are called
+from their own modules (paper_figures/*_verdict.py) on the rows the study reads, so no figure is
+drawn and nothing is patched. C5's and C6's 'trend with size' lines are checked here too.
 Usage: verdict_rules.py <repo-root>"""
 import csv
 import math
@@ -13,23 +14,21 @@ import tempfile
 
 repo = sys.argv[1]
 sys.path.insert(0, os.path.join(repo, "paper_figures"))
-import matplotlib  # noqa: E402
-
-matplotlib.use("Agg")
 import lm  # noqa: E402
-import passkey_scale  # noqa: E402
+import passkey  # noqa: E402
+import passkey_verdict  # noqa: E402
 import synthetic  # noqa: E402
+import synthetic_sweep  # noqa: E402
 import theory  # noqa: E402
-
-# The verdicts do not depend on the figures: draw none (they are most of the time).
-for module in (lm, synthetic, theory):
-    for name in dir(module):
-        if name.endswith("_figure"):
-            setattr(module, name, lambda *args, **kwargs: ("not-drawn.png", "not drawn"))
+import theory_verdict  # noqa: E402
 
 FIXTURE = os.path.join(repo, "tests", "fixtures", "figures", "results")
-MODULE = {"C1": theory, "C2": theory, "C3": theory, "C4": synthetic, "C5": lm}
-STUDY = {"C1": "theory", "C2": "theory", "C3": "theory", "C4": "synthetic", "C5": "lm"}
+STUDY = {"C1": "theory", "C2": "theory", "C3": "theory", "C4": "synthetic", "C5": "lm", "C6": "passkey"}
+# Each study's claims from a results directory: its loader (CSV rows, no figures), then its rules.
+CLAIMS = {"theory": lambda results: theory_verdict.decide(theory.evidence(theory.load(results))),
+          "synthetic": lambda results: synthetic.claims(synthetic.load(results)),
+          "lm": lambda results: lm.claims(lm.load(results)),
+          "passkey": lambda results: passkey.claims(passkey.load(results))}
 
 
 def edit_csv(path, change):
@@ -144,6 +143,17 @@ CASES = [
     # ... and tiny -0.33/0/+0.33% against the same small is inside it (2 degrees of freedom, t = 4.303).
     ("C5", "reproduced", "lm/summary.csv", lambda rows: lm_seeds(2.99, step=0.01)(rows) + preset_seeds("small", rows, 3.0),
      "from tiny to small by +0.03 percentage points (95% Welch interval [-0.80, +0.87]: inside seed noise)"),
+    # C6 on the fixture: 3 learned FPA runs (fpa-s0..s2; fpa-s3 never learned), each perfect at 8L
+    # under some policy at occupancy <= 0.30 (tests/figures_determinism.sh drives make_all the same way).
+    ("C6", "reproduced", "passkey/summary.csv", lambda rows: rows),
+    # ... one learned run short of 1.0 under every compressed policy at 8L ...
+    ("C6", "not reproduced", "passkey/summary.csv", lambda rows: [
+        dict(r, accuracy="0.95") if (r["run"], r["eval_len"], r["policy"]) == ("fpa-s1", "512", "budget") else r
+        for r in rows]),
+    # ... two of the three learned runs gone (the never-learned fpa-s3 counts neither way) ...
+    ("C6", "not tested at this scale", "passkey/summary.csv",
+     lambda rows: remove_rows(run="fpa-s2")(remove_rows(run="fpa-s1")(rows))),
+    ("C6", "not tested at this scale", "passkey/summary.csv", None),
 ]
 
 # C4's table of smallest converging dimensions, read from the fixture's sweep (generate.py).
@@ -166,16 +176,18 @@ try:
                 remove(path)
             else:
                 edit_csv(path, edit)
-        sec = MODULE[cid].build(results, os.path.join(results, "figures"))
-        got = sec.claims[cid].verdict if cid in sec.claims else "not tested at this scale"
-        ok = got == want and (text is None or any(text in d for d in sec.claims[cid].details))
+        claims = CLAIMS[study](results)
+        got = claims[cid].verdict if cid in claims else "not tested at this scale"
+        ok = got == want and (text is None or any(text in d for d in claims[cid].details))
         failures += not ok
         what = ", ".join(f"{rel}: {'removed' if edit is None else 'edited'}" for rel, edit in edits)
         print(f"{'ok  ' if ok else 'FAIL'} {cid} {want:<25} ({what}{f'; says {text!r}' if text else ''}) -> {got}")
     results = os.path.join(tmp, "smallest")
     shutil.copytree(os.path.join(FIXTURE, "synthetic"), os.path.join(results, "synthetic"))
-    sec = synthetic.build(results, os.path.join(results, "figures"))
-    table = next(t for t in sec.tables if t.name == "synthetic_smallest_dim")
+
+    def smallest_table():
+        return next(t for t in synthetic_sweep.tables(synthetic_sweep.load(results)) if t.name == "synthetic_smallest_dim")
+    table = smallest_table()
     got = {(r[0], r[1]): r[2] for r in table.rows}
     for key, want in SMALLEST.items():
         ok = got.get(key) == want
@@ -191,8 +203,7 @@ try:
              lambda rows: [dict(r, seeds_run="2", seeds_converged="2", runs_missing="1")
                            if (r["task"], r["model"], r["head_dim"]) == ("dips", "fox", "64") else r
                            for r in rows])
-    sec = synthetic.build(results, os.path.join(results, "figures"))
-    table = next(t for t in sec.tables if t.name == "synthetic_smallest_dim")
+    table = smallest_table()
     got = {(r[0], r[1]): r[3] for r in table.rows}.get(("dips", "FoX"))
     ok = got == "64? (2 seeds so far)"
     failures += not ok
@@ -207,7 +218,7 @@ try:
                  + [run(16, 2, 0.10 + 0.01 * s, 0.25) for s in range(3)]
                  + [run(8, 4, 0.5, 0.5), run(8, 4, 0.6, 0.5)])},
              "counts": {(8, 2): (3, 3), (16, 2): (3, 3), (8, 4): (2, 3)}}
-    line = passkey_scale.trend_line(floor)
+    line = passkey_verdict.trend_line(floor)
     for want in ["to 16 heads x 2 layers the certified occupancy moved by -0.200 (95% Welch interval "
                  "[-0.223, -0.177]: outside seed noise), the keep-everything share by +0.000 (95% Welch "
                  "interval [+0.000, +0.000]: inside seed noise)",
