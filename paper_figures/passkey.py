@@ -12,8 +12,8 @@ import passkey_sweep
 import passkey_verdict
 import style
 from common import Section, Table, num
-from constants import LEARNED_KEYS, LEARNED_MIN, OCCUPANCY_MAX
-from passkey_common import policy_name, policy_sort, run_sort
+from constants import KEPT, LEARNED_KEYS, LEARNED_MIN, OCCUPANCY_MAX
+from passkey_common import keys_at_8l, keys_text, policy_name, policy_sort, run_sort
 from passkey_verdict import per_run
 
 SUMMARY_COLUMNS = ["variant", "train_len", "eval_len", "policy", "budget", "occupancy", "accuracy",
@@ -65,8 +65,8 @@ def claims(data):
     if data is None:
         return {"C6": passkey_verdict.empty()}
     runs, sweep, floor = data["runs"], data["sweep"], data["floor"]
-    claim = passkey_verdict.decide(runs, data["agg"], passkey_verdict.keys_at_8l(data["rows"]),
-                                   passkey_verdict.keys_at_8l(sweep["rows"]) if sweep else ())
+    claim = passkey_verdict.decide(runs, data["agg"], keys_at_8l(data["rows"]),
+                                   keys_at_8l(sweep["rows"]) if sweep else ())
     if sweep:
         claim.links += ["figures/passkey_compression.png", "figures/passkey_compression.md", "passkey/sweep/summary.csv"]
         best = passkey_sweep.field_best(sweep, runs)
@@ -147,6 +147,7 @@ def training_logs(results):
         out[os.path.basename(path)[len("train-"):-len(".csv")]] = {
             "rel": os.path.relpath(path, results), "learned_at": learned_at, "checked": checked,
             "last_step": int(num(rows[-1]["step"], 0)), "cap": int(num(config.get("steps"), 0)),
+            "check_keys": config.get("check-keys", ""),
             "train_s": num(rows[-1].get("elapsed_s"), math.nan)}
     return out
 
@@ -161,13 +162,14 @@ def learned_cell(run, training):
 
 
 def run_table(runs, training):
+    prompts = keys_text({int(t["check_keys"]) for t in training.values() if str(t["check_keys"]).isdigit()})
     table = Table("passkey_runs", "Passkey retrieval per run: learned or not, and what each keeps at 8L",
                   ["run", "variant", "held-out check passed at step", "full cache at L", "learned",
                    "full cache at 8L", f"best at 8L with occupancy <= {OCCUPANCY_MAX}",
                    "smallest occupancy with 1.0 at 8L"],
                   note=f"A run has learned the task when its full-cache accuracy at L is >= {LEARNED_MIN} "
                        f"(passkey-eval, >= {LEARNED_KEYS} keys). The held-out check is the training's own "
-                       "stopping rule (40 prompts at L, teacher-forced greedy). Best at 8L: the compressed "
+                       f"stopping rule ({prompts or 'its'} prompts at L, teacher-forced greedy). Best at 8L: the compressed "
                        "policy with the highest accuracy among those whose achieved occupancy is at most "
                        f"{OCCUPANCY_MAX}; smallest occupancy: over the policies evaluated (full cache = 1).")
     for run in sorted(runs.values(), key=run_sort):
@@ -239,14 +241,16 @@ def median(xs):
 
 def probe_table(probes, runs):
     """Per run and head at the longest probed length: what fpa-certified keeps, and how often the
-    key survives the T5 threshold and the 25% budget cut-offs at the answer query."""
+    key survives the T5 threshold and the budget cut-offs (the probe's --budget) at the answer query."""
+    probed = {num(r["budget"]) for p in probes.values() for r in p["rows"] if r.get("budget")}
+    budget = "/".join(f"{b:.0%}" for b in sorted(probed)) + " " if probed else ""  # '25% ', or nothing
     table = Table("passkey_heads", "Where the key sits at the answer query, per head (longest evaluated length, full cache)",
                   ["run", "learned", "eval len", "layer", "head", "entries kept by fpa-certified",
-                   "prompts with the key above the T5 threshold", "... above the per-head 25% cut-off",
-                   "... above the shared 25% cut-off", "median key bias", "median T5 threshold"],
+                   "prompts with the key above the T5 threshold", f"... above the per-head {budget}cut-off",
+                   f"... above the shared {budget}cut-off", "median key bias", "median T5 threshold"],
                   note="From passkey-probe: each evaluation prompt prefilled with a full cache; at the answer "
                        "query, per head, the key's bias (the highest over its digit positions), the T5 threshold "
-                       "-(2R + log(n/eps)) and the bias of the last entry a 25% budget would keep if it ranked "
+                       f"-(2R + log(n/eps)) and the bias of the last entry a {budget}budget would keep if it ranked "
                        "the full cache at that query (per head, or one pool shared by every head of every "
                        "layer). A head that keeps every entry (fraction 1.00) has a field that never dipped "
                        "below any key: such heads set a floor under the occupancy of any policy that keeps "
@@ -301,7 +305,7 @@ def occupancy_figure(runs, out):
                 jitter = 0.012 * (ri - (len(learned) - 1) / 2)  # runs side by side where they coincide
                 ax.plot(xs, [y + jitter for y in ys], color=POLICY_COLOURS[fi % len(POLICY_COLOURS)],
                         marker=POLICY_MARKERS[fi % len(POLICY_MARKERS)], markersize=4, linewidth=0.9, alpha=0.85)
-        ax.axvline(0.25, color="grey", linestyle=":", linewidth=1)
+        ax.axvline(KEPT, color="grey", linestyle=":", linewidth=1)
         ax.axvspan(0, OCCUPANCY_MAX, color="grey", alpha=0.07)
         ax.set_xlim(-0.03, 1.05)
         ax.set_ylim(-0.06, 1.1)

@@ -31,6 +31,18 @@ def run_sort(run):
     return (style.variant_sort_key(run["variant"]), run["run"])
 
 
+def keys_at_8l(rows):
+    """The n_keys of the rows evaluated at 8x their training length."""
+    return {int(num(r["n_keys"], 0)) for r in rows
+            if int(num(r["train_len"], 0)) and int(num(r["eval_len"], 0)) == 8 * int(num(r["train_len"], 0))}
+
+
 def keys_text(counts):
     """'50', or '20/50' when cells were measured on different numbers of keys."""
     return "/".join(str(k) for k in sorted(counts))
+
+
+def fractions_text(values, last=", "):
+    """Kept fractions as the rows give them: '0.1, 0.25, 0.5' (or '0.1 and 0.25' with last=' and ')."""
+    shown = [f"{v:g}" for v in sorted(values)]
+    return last.join([", ".join(shown[:-1]), shown[-1]]) if len(shown) > 1 else "".join(shown)

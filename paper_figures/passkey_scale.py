@@ -13,9 +13,11 @@ import passkey_sweep
 import style
 from common import num
 from constants import KEPT, OCCUPANCY_MAX
+from passkey_common import keys_at_8l, keys_text
 from passkey_verdict import count_text, per_run, shape
 
 KEEP_ALL = 0.99  # mean fraction of entries fpa-certified keeps from which a head keeps everything
+BUDGET = f"budget {KEPT:.0%}"  # the budget policy's label at the kept fraction (passkey_common.policy_name)
 # Folders of passkey runs with a shape (heads x layers) to place, and the sweep folder of each.
 FOLDERS = {"c6": "sweep", "scale": "sweep-scale", os.path.join("diagnostics", "c6-4heads"): None}
 
@@ -33,24 +35,22 @@ def trained_shapes(folder):
     return out
 
 
-def sweep_at_25(results, sub):
-    """{run: (best online policy, its accuracy, snapkv's accuracy)} at about 25% kept and 8L, from
-    the compression sweep's summary of that folder (passkey_sweep's rule for the cell)."""
-    sweep = common.load_summary(results, "passkey", sub, "summary.csv") if sub else None
+def sweep_at_kept(sweep):
+    """{run: (best online policy, its accuracy, snapkv's accuracy)} at about KEPT kept and 8L, from
+    a compression sweep's summary (passkey_sweep.at_kept: the compression table's cell)."""
     if not sweep:
         return {}
     cells = passkey_sweep.cells_8l(sweep)
     out = {}
     for run in {r for r, _ in cells}:
-        def at_25(m):
-            pts = [acc for b, occ, acc, _ in cells.get((run, m), [])
-                   if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= OCCUPANCY_MAX + 1e-9]
+        def accuracy_at_kept(m):
+            pts = [acc for b, occ, acc, _ in cells.get((run, m), []) if passkey_sweep.at_kept(b, occ)]
             return pts[0] if pts else None
-        online = {m: at_25(m) for _, m in [k for k in cells if k[0] == run]
+        online = {m: accuracy_at_kept(m) for _, m in [k for k in cells if k[0] == run]
                   if m != "full" and m not in passkey_sweep.QUERY_AWARE}
         online = {m: a for m, a in online.items() if a is not None}
         best = max(online, key=online.get, default=None)
-        snap = at_25("snapkv")
+        snap = accuracy_at_kept("snapkv")
         out[run] = (best, online.get(best, math.nan), math.nan if snap is None else snap)
     return out
 
@@ -86,7 +86,7 @@ def folder_runs(folder, load_rows):
                      if e == 8 * run["L"] and p.startswith("fpa-certified")), None)
         at8 = {p: c for (e, p), c in run["cells"].items() if e == 8 * run["L"]}
         acc = {label: at8[label]["accuracy"] if label in at8 else math.nan
-               for label in ("full", "budget 25%", "budget 25% per head")}
+               for label in ("full", BUDGET, BUDGET + " per head")}
         out[name] = {"heads": heads, "layers": layers, "keep_all": keep_all,
                      "fraction": keep_all / (heads * layers),
                      "occupancy": cert["occupancy"] if cert else math.nan,
@@ -96,21 +96,24 @@ def folder_runs(folder, load_rows):
 
 def load(results):
     """{"runs": learned FPA runs by name (folder_runs, plus the sweep's best policy and snapkv at
-    25% kept), "counts": {(heads, layers): (learned, trained)}}, or None without any learned run."""
-    runs, counts = {}, {}
+    KEPT kept), "counts": {(heads, layers): (learned, trained)}, "sweep_keys": n_keys of the swept
+    cells at 8L}, or None without any learned run."""
+    runs, counts, keys = {}, {}, set()
     for sub, sweep_sub in FOLDERS.items():
         folder = os.path.join(results, "passkey", sub)
         if not os.path.isdir(folder):
             continue
         found, learned = folder_runs(folder, common.read_csv)
-        swept = sweep_at_25(results, sweep_sub)
+        sweep = common.load_summary(results, "passkey", sweep_sub, "summary.csv") if sweep_sub else None
+        swept = sweep_at_kept(sweep)
+        keys |= keys_at_8l(sweep["rows"]) if sweep else set()
         for name, r in found.items():
             r["sweep"] = swept.get(name, (None, math.nan, math.nan))
         runs.update(found)
         for name, s in trained_shapes(folder).items():
             n_learned, n = counts.get(s, (0, 0))
             counts[s] = (n_learned + bool(learned.get(name)), n + 1)
-    return {"runs": runs, "counts": counts} if runs else None
+    return {"runs": runs, "counts": counts, "sweep_keys": keys} if runs else None
 
 
 def figure(floor, out):
@@ -130,14 +133,14 @@ def figure(floor, out):
         ax.set_xticks(range(len(shapes)))
         ax.set_xlim(-0.6, len(shapes) - 0.4)
         ax.set_xticklabels([f"{h} heads x {l} layers\n({count_text(counts, (h, l))})" for h, l in shapes], fontsize=7.5)
-        ax.axhline(0.25, color="grey", linestyle=":", linewidth=1)
+        ax.axhline(KEPT, color="grey", linestyle=":", linewidth=1)
         ax.set_ylim(0, 1.02)
         ax.set_title(label, fontsize=9)
     fig.tight_layout()
     return style.save(fig, out, "passkey_occupancy_floor"), (
         "C6's occupancy floor against heads and depth, FPA runs of the C6 recipe: certified occupancy at 8L and the "
-        "share of heads that keep every key (fpa-certified keeps >= 99% of entries) per learned run; dots are runs, "
-        "squares means, dotted: 25%; under each shape, how many of its trained seeds learned (4 heads: the "
+        f"share of heads that keep every key (fpa-certified keeps >= {KEEP_ALL:.0%} of entries) per learned run; "
+        f"dots are runs, squares means, dotted: {KEPT:.0%}; under each shape, how many of its trained seeds learned (4 heads: the "
         "4-head recipe, results/passkey/diagnostics/c6-4heads/).")
 
 
@@ -145,22 +148,23 @@ def table(floor):
     runs, counts = floor["runs"], floor["counts"]
     t = common.Table("passkey_occupancy_floor", "C6's occupancy floor per learned FPA run, by shape (8L)",
                      ["run", "heads x layers", "seeds learned", "keep-everything heads", "share", "certified occupancy",
-                      "full cache", "fpa-certified", "budget 25%", "budget 25% per head",
-                      "best online policy at 25% (sweep)", "snapkv at 25% (query-aware)"],
+                      "full cache", "fpa-certified", BUDGET, BUDGET + " per head",
+                      f"best online policy at {KEPT:.0%} (sweep)", f"snapkv at {KEPT:.0%} (query-aware)"],
                      note=f"A keep-everything head: fpa-certified keeps >= {KEEP_ALL:.0%} of its entries at the "
                           "longest evaluated length (passkey-probe). Accuracies at 8L (passkey-eval). "
                           "8 heads x 2 layers is the C6 study (results/passkey/c6/), the other shapes "
                           "make reproduce PROFILE=passkey-scale (results/passkey/scale/). The last two columns "
                           "come from the compression sweep (make reproduce PROFILE=passkey-sweep: "
-                          "results/passkey/sweep/ and sweep-scale/, 50 keys at 8L, every policy at kept fraction 0.25, or "
-                          "a certified policy at its own occupancy when that is <= 0.30, as the compression table); "
+                          f"results/passkey/sweep/ and sweep-scale/, {keys_text(floor.get('sweep_keys', ()))} keys at 8L, "
+                          f"every policy at kept fraction {KEPT:g}, or a certified policy at its own occupancy when "
+                          f"that is <= {OCCUPANCY_MAX:.2f}, as the compression table); "
                           "- where a run is not swept. Shapes with no learned run: "
                           + (", ".join(f"{h} heads x {l} layers ({count_text(counts, (h, l))})"
                                        for (h, l) in sorted(counts) if not counts[(h, l)][0]) or "none") + ".")
     for name, r in sorted(runs.items(), key=lambda kv: (shape(kv[1]), kv[0])):
         best, acc, snap = r["sweep"]
         t.add(name, f"{r['heads']} x {r['layers']}", count_text(counts, shape(r)), str(r["keep_all"]), r["fraction"],
-              r["occupancy"], r["accuracy"]["full"], r["accuracy_certified"], r["accuracy"]["budget 25%"],
-              r["accuracy"]["budget 25% per head"], f"{best} {acc:.3f}" if best else "-",
+              r["occupancy"], r["accuracy"]["full"], r["accuracy_certified"], r["accuracy"][BUDGET],
+              r["accuracy"][BUDGET + " per head"], f"{best} {acc:.3f}" if best else "-",
               "-" if math.isnan(snap) else snap)
     return t

@@ -9,6 +9,7 @@ import common
 import style
 from common import Table, num
 from constants import KEPT, OCCUPANCY_MAX, POLICY_ORDER
+from passkey_common import fractions_text, keys_at_8l, keys_text
 
 QUERY_AWARE = {"snapkv"}  # compress after reading the question: references, out of the verdict
 OWN_SIGNALS = {"budget", "budget per head", "fpa-certified", "duo-certified"}  # FPA's bias/certificate
@@ -32,6 +33,17 @@ def cells_8l(sweep):
         out.setdefault((r["run"], method(r)), []).append(
             (num(r["budget"]), num(r["occupancy"]), num(r["accuracy"]), int(num(r["n_keys"], 0))))
     return out
+
+
+def at_kept(budget, occupancy):
+    """The cell the compression tables compare: kept fraction KEPT, or a certified policy (no
+    budget) at its own occupancy, either at most OCCUPANCY_MAX."""
+    return (abs(budget - KEPT) < 1e-9 or math.isnan(budget)) and occupancy <= OCCUPANCY_MAX + 1e-9
+
+
+def budgets(cells, most=1.0):
+    """The kept fractions the sweep ran at 8L (below `most`; the full cache's 1 left out)."""
+    return {b for pts in cells.values() for b, _, _, _ in pts if not math.isnan(b) and 0 < b < most}
 
 
 def methods_in(cells):
@@ -84,8 +96,8 @@ def figure(sweep, runs, out):
                frameon=False, fontsize=7.5)
     return style.save(fig, out, "passkey_compression"), (
         "Compression sweep: passkey accuracy at 8x the training length against the achieved kept "
-        "fraction, learned runs only; a line per policy through its kept fractions (0.1, 0.25, 0.5; the "
-        "mean over learned runs), each run's own points faded; dashed: query-aware (SnapKV).")
+        f"fraction, learned runs only; a line per policy through its kept fractions ({fractions_text(budgets(cells))}; "
+        "the mean over learned runs), each run's own points faded; dashed: query-aware (SnapKV).")
 
 
 def best_at(cells, run, methods, kept_max=OCCUPANCY_MAX):
@@ -99,17 +111,19 @@ def best_at(cells, run, methods, kept_max=OCCUPANCY_MAX):
 
 
 def table(sweep, runs):
-    """At about 25% kept (occupancy <= 0.30): per variant, each method's mean accuracy over learned
+    """At about KEPT kept (occupancy <= OCCUPANCY_MAX): per variant, each method's mean accuracy over learned
     runs, the best one; then per FPA run, FPA's own signals against the attention-score signals."""
     cells = cells_8l(sweep)
     swept = sorted({run for run, _ in cells})
     methods = [m for m in methods_in(cells) if m != "full"]
-    t = Table("passkey_compression", "Compression sweep at about 25% kept (occupancy <= 0.30), accuracy at 8L",
+    t = Table("passkey_compression",
+              f"Compression sweep at about {KEPT:.0%} kept (occupancy <= {OCCUPANCY_MAX:.2f}), accuracy at 8L",
               ["variant", "learned runs swept", "best online policy (mean accuracy)", "its per-run accuracy",
                "every online policy (mean accuracy, mean occupancy)", "snapkv (query-aware)"],
               note="Per (variant, method), over the learned runs of the C6 study that the sweep evaluated: "
-                   "the cell with kept fraction 0.25 (or, for the certified policies, their own occupancy "
-                   "when it is <= 0.30), 50 keys per run at 8L. Online policies compress before the question "
+                   f"the cell with kept fraction {KEPT:g} (or, for the certified policies, their own occupancy "
+                   f"when it is <= {OCCUPANCY_MAX:.2f}), {keys_text(keys_at_8l(sweep['rows']))} keys per run at 8L. "
+                   "Online policies compress before the question "
                    "arrives; snapkv reads the question first and is kept out of the ranking.")
     for v in sorted({runs[r]["variant"] for r in swept if r in runs}, key=style.variant_sort_key):
         learned = [r for r in swept if r in runs and runs[r]["variant"] == v and runs[r]["learned"]]
@@ -120,8 +134,7 @@ def table(sweep, runs):
         for m in methods:
             accs, occs = [], []
             for run in learned:
-                pts = [(occ, acc) for b, occ, acc, _ in cells.get((run, m), [])
-                       if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= OCCUPANCY_MAX + 1e-9]
+                pts = [(occ, acc) for b, occ, acc, _ in cells.get((run, m), []) if at_kept(b, occ)]
                 if pts:
                     occs.append(pts[0][0])
                     accs.append(pts[0][1])
@@ -134,11 +147,13 @@ def table(sweep, runs):
               " ".join(f"{a:.2f}" for a in online[best][2]) if best else "-",
               "; ".join(f"{m} {s[0]:.2f} ({s[1]:.2f})" for m, s in sorted(online.items(), key=lambda x: -x[1][0])),
               " ".join(f"{a:.2f}" for a in scores["snapkv"][2]) if "snapkv" in scores else "-")
-    own = Table("passkey_own_signals", "FPA's own signals against attention scores, per learned FPA run (8L, occupancy <= 0.30)",
+    own = Table("passkey_own_signals", "FPA's own signals against attention scores, per learned FPA run "
+                f"(8L, occupancy <= {OCCUPANCY_MAX:.2f})",
                 ["run", "best of FPA's signals (budget, budget per head, fpa-certified, duo-certified)",
                  "best of attention scores (h2o, tova)", "FPA's signals better"],
                 note="Each run's best accuracy at 8L over the policies of each group whose achieved occupancy is "
-                     "at most 0.30 (kept fractions 0.1 and 0.25, and the certified policies' own occupancy).")
+                     f"at most {OCCUPANCY_MAX:.2f} (kept fractions {fractions_text(budgets(cells, OCCUPANCY_MAX), ' and ')}, "
+                     "and the certified policies' own occupancy).")
     for run in swept:
         if run not in runs or runs[run]["variant"] != "fpa" or not runs[run]["learned"]:
             continue
@@ -150,7 +165,7 @@ def table(sweep, runs):
 
 
 def field_best(sweep, runs):
-    """For the C6 report entry: the best online (variant, method) at 25% kept over learned runs,
+    """For the C6 report entry: the best online (variant, method) at KEPT kept over learned runs,
     and FPA's best, as text; None without sweep data."""
     cells = cells_8l(sweep)
     swept = sorted({run for run, _ in cells})
@@ -162,14 +177,15 @@ def field_best(sweep, runs):
             if r != run or m in QUERY_AWARE or m == "full":
                 continue
             for b, occ, acc, _ in pts:
-                if (abs(b - KEPT) < 1e-9 or math.isnan(b)) and occ <= OCCUPANCY_MAX + 1e-9:
+                if at_kept(b, occ):
                     best.setdefault((runs[run]["variant"], m), []).append(acc)
     if not best:
         return None
     mean = {k: common.mean(v) for k, v in best.items()}
     top = max(mean, key=mean.get)
     fpa = [k for k in mean if k[0] == "fpa"]
-    text = (f"compression sweep at 25% kept, 8L, 50 keys per run (learned runs swept so far): best online "
+    text = (f"compression sweep at {KEPT:.0%} kept, 8L, {keys_text(keys_at_8l(sweep['rows']))} keys per run "
+            "(learned runs swept so far): best online "
             f"(variant, policy) {style.short_label(top[0])} {top[1]} {mean[top]:.2f} (over {len(best[top])} run(s))")
     if fpa:
         f = max(fpa, key=mean.get)

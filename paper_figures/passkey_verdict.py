@@ -30,12 +30,6 @@ def rule(study_keys=(), sweep_keys=()):
             "the claim, and cannot hide one that did).")
 
 
-def keys_at_8l(rows):
-    """The n_keys of the rows evaluated at 8x their training length."""
-    return {int(num(r["n_keys"], 0)) for r in rows
-            if int(num(r["train_len"], 0)) and int(num(r["eval_len"], 0)) == 8 * int(num(r["train_len"], 0))}
-
-
 def empty():
     """C6 before any row: not tested."""
     return Claim("C6", STATEMENT, rule())
