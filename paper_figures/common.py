@@ -57,6 +57,20 @@ def read_sidecar(path):
     return side
 
 
+def read_conf(path):
+    """A key = value config file (configs/**/*.conf; '#' starts a comment) as a dict, {} when absent."""
+    kv = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, sep, v = line.split("#")[0].partition("=")
+                if sep:
+                    kv[k.strip()] = v.strip()
+    except OSError:
+        pass
+    return kv
+
+
 def csv_files(directory, pattern="*.csv"):
     return sorted(glob.glob(os.path.join(directory, "**", pattern), recursive=True))
 

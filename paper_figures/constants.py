@@ -5,6 +5,7 @@ captions format their text from these, so a changed threshold cannot leave a sta
 MASS_MIN = 0.9   # mean attention mass on the target set
 NMSE_MAX = 0.1   # MSE / variance of the target
 MIN_SEEDS_FOR_VERDICT = 3  # seeds a C4 cell needs before it can decide anything
+C4_LENGTH = 64   # n of synthetic/summary.csv's runs: the head-dimension sweep's rows at this n join the rule
 
 # C5 (SPEC section 8).
 C5_TOLERANCE = 0.02  # FPA's mean test perplexity may exceed FoX's by this fraction

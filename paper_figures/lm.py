@@ -15,6 +15,7 @@ from lm_verdict import preset_rank
 SUMMARY_COLUMNS = ["preset", "variant", "params", "train_tokens", "tokens_per_s", "val_ppl",
                    "test_ppl", "test_bpb"]
 POSITION_COLUMNS = ["variant", "position", "test_loss"]
+SMOOTH = 0.2  # moving mean over +-20% of the position: a constant width on the log position axis
 
 
 def load(results):
@@ -237,7 +238,7 @@ def position_difference_figure(positions, out):
     for (preset, seed), r in sorted(runs.items()):
         if "fpa" in r and "fox" in r and r["fpa"]["pos"] == r["fox"]["pos"]:
             diff = [(a - b) / math.log(2) for a, b in zip(r["fpa"]["loss"], r["fox"]["loss"])]
-            pairs.setdefault(preset, []).append((r["fpa"]["pos"], smooth(diff, 0.2)))
+            pairs.setdefault(preset, []).append((r["fpa"]["pos"], smooth(diff, SMOOTH)))
     if not pairs:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -254,7 +255,7 @@ def position_difference_figure(positions, out):
     ax.set_xscale("log")
     ax.set_xlabel("token position in the context window (bytes, log scale)")
     ax.set_ylabel("FPA - FoX test loss (bits per byte)")
-    ax.set_title("FPA minus FoX loss by position (paired by seed; moving mean over +-20%)")
+    ax.set_title(f"FPA minus FoX loss by position (paired by seed; moving mean over +-{SMOOTH:.0%})")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return style.save(fig, out, "lm_position_difference"), ("FPA minus FoX test loss against token position, "
@@ -285,13 +286,13 @@ def position_figure(positions, out):
         if not pts:
             continue
         xs = [p + 1 for p, _ in pts]
-        ys = smooth([l / math.log(2) for _, l in pts], 0.2)
+        ys = smooth([l / math.log(2) for _, l in pts], SMOOTH)
         ax.plot(xs, ys, color=style.colour(name), linestyle=style.LINESTYLES[idx % 4], linewidth=1.3,
                 label=style.label(name) + (f" [{d['run']}]" if idx else ""))
     ax.set_xscale("log")
     ax.set_xlabel("token position in the context window (bytes, log scale)")
     ax.set_ylabel("test loss (bits per byte)")
-    ax.set_title("Loss against token position (moving mean over +-20% of the position)")
+    ax.set_title(f"Loss against token position (moving mean over +-{SMOOTH:.0%} of the position)")
     ax.legend()
     fig.tight_layout()
     return style.save(fig, out, "lm_loss_by_position"), ("Test loss against token position "

@@ -4,20 +4,49 @@ policy through its kept fractions, the mean over seeds, each seed's points faded
 (per variant and policy: achieved kept fraction and perplexity increase at each kept fraction,
 means over seeds). Reads results/lm/compress/summary.csv."""
 import math
+import os
 
 import common
 import style
 from common import Table, num
 from constants import POLICY_ORDER
 
-BUDGETS = (0.1, 0.25, 0.5)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 method = common.policy_method
 
 
 def load(results):
-    return common.load_summary(results, "lm", "compress", "summary.csv")
+    """{rel, rows} of results/lm/compress/summary.csv with what the captions state about the runs:
+    their presets and context lengths (from each run's sidecar, the training config it names), the
+    split, windows per run, evictions and kept fractions (from the rows). None when not run."""
+    data = common.load_summary(results, "lm", "compress", "summary.csv")
+    if not data:
+        return None
+    rows = data["rows"]
+    presets, contexts = set(), set()
+    for run in sorted({r["run"] for r in rows}):
+        config = common.read_sidecar(os.path.join(results, "lm", "compress", "runs", run + ".csv")).get("config", {})
+        trained = common.read_conf(os.path.join(REPO, config.get("train-config", ""))) if config.get("train-config") else {}
+        presets.add(trained.get("preset", "?"))
+        contexts.add(trained.get("length", "?"))
+    data.update(presets="/".join(sorted(presets)), contexts="/".join(sorted(contexts, key=lambda c: (len(c), c))),
+                split="/".join(sorted({r["split"] for r in rows})), windows="/".join(sorted({r["windows"] for r in rows})),
+                evict_every="/".join(sorted({r["evict_every"] for r in rows})),
+                budgets=sorted({num(r["budget"]) for r in rows if r["policy"] != "full" and num(r["budget"]) > 0}))
+    return data
+
+
+def context_text(data):
+    """'context 128' and the bytes of a window (one more: the last position's target)."""
+    c = data["contexts"]
+    return f"context {c}", f"{int(c) + 1} bytes" if c.isdigit() else "context + 1 bytes"
+
+
+def evictions_text(data):
+    e = data["evict_every"]
+    return "one eviction after every token" if e == "1" else f"one eviction every {e} tokens"
 
 
 def cells(data):
@@ -36,8 +65,8 @@ def methods_of(c):
     return [m for m in POLICY_ORDER if m in found] + sorted(found - set(POLICY_ORDER))
 
 
-def budget_of(b):
-    return next((x for x in BUDGETS if not math.isnan(b) and abs(b - x) < 1e-9), None)
+def budget_of(b, budgets):
+    return next((x for x in budgets if not math.isnan(b) and abs(b - x) < 1e-9), None)
 
 
 def figure(data, out):
@@ -75,22 +104,23 @@ def figure(data, out):
     fig.legend(handles=handles, loc="upper center", ncol=min(6, len(handles)), bbox_to_anchor=(0.5, 1.0),
                frameon=False, fontsize=7.5)
     return style.save(fig, out, "lm_compression"), (
-        "Language models decoded with a compressed KV cache (tiny preset, context 128, test windows): "
-        "perplexity increase over the full cache against the achieved kept fraction; a line per policy "
-        "through its kept fractions 0.1, 0.25, 0.5 (the mean over seeds), each seed's points faded; "
-        "certified policies are single points.")
+        f"Language models decoded with a compressed KV cache ({data['presets']} preset, {context_text(data)[0]}, "
+        f"{data['split']} windows): perplexity increase over the full cache against the achieved kept fraction; "
+        f"a line per policy through its kept fractions {', '.join(f'{b:g}' for b in data['budgets'])} (the mean "
+        "over seeds), each seed's points faded; certified policies are single points.")
 
 
 def table(data):
     c = cells(data)
     cols = ["variant", "policy", "seeds"]
-    for b in BUDGETS:
+    for b in data["budgets"]:
         cols += [f"kept {b:g}: occupancy", f"kept {b:g}: ppl +%"]
     cols += ["own threshold: occupancy", "own threshold: ppl +%"]
     t = Table("lm_compression", "Language models with a compressed KV cache: achieved kept fraction and "
-              "test perplexity increase over the full cache (means over seeds)", cols,
-              note="lm-compress on the published C5 tiny models (configs/compress/lm.conf: 400 test windows "
-                   "of 129 bytes, one eviction after every token). occupancy: entries each query attended to "
+              f"{data['split']} perplexity increase over the full cache (means over seeds)", cols,
+              note=f"lm-compress on the published C5 {data['presets']} models (configs/compress/lm.conf: "
+                   f"{data['windows']} {data['split']} windows of {context_text(data)[1]}, {evictions_text(data)}). "
+                   "occupancy: entries each query attended to "
                    "over a full cache's, mean over scored tokens; ppl +%: perplexity under the policy over "
                    "the full cache's on the same windows, minus 1, in percent. The certified policies "
                    "(fpa-certified, fox-acp) take no kept fraction: their own threshold sets the occupancy.")
@@ -101,8 +131,9 @@ def table(data):
             by = c[(v, m)]
             seeds = len({r for runs in by.values() for r, _, _ in runs})
             row = [style.label(v), m, str(seeds)]
-            for b in BUDGETS + (None,):
-                runs = next((rs for k, rs in by.items() if (budget_of(k) == b if b else math.isnan(k))), None)
+            for b in data["budgets"] + [None]:
+                runs = next((rs for k, rs in by.items() if (budget_of(k, data["budgets"]) == b if b else math.isnan(k))),
+                            None)
                 if runs:
                     row += [f"{common.mean([o for _, o, _ in runs]):.3f}",
                             f"{100 * common.mean([i for _, _, i in runs]):+.2f}"]

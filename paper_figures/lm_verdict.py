@@ -30,10 +30,7 @@ def preset_sizes():
         sizes = {}
         root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs", "lm")
         for f in glob.glob(os.path.join(root, "*.conf")):
-            kv = {}
-            for line in open(f):
-                k, _, v = line.split("#")[0].partition("=")
-                kv[k.strip()] = v.strip()
+            kv = common.read_conf(f)
             sizes[os.path.basename(f)[:-5]] = int(kv.get("layers", 0)) * int(kv.get("hidden", 0)) ** 2
         preset_sizes.cache = sizes
     return preset_sizes.cache

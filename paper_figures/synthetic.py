@@ -14,14 +14,14 @@ import style
 import synthetic_sweep
 import synthetic_verdict
 from common import Section, Table, num
-from constants import MASS_MIN, NMSE_MAX
+from constants import C4_LENGTH, MASS_MIN, NMSE_MAX
 from synthetic_common import DUMP_COLUMNS, SUMMARY_COLUMNS, model_key, model_label, model_sort, task_sort
 
 
 
 def load(results):
     """What C4 is judged on, read without drawing: summary.csv's rows (until the sweep writes it,
-    the finished runs so far: partial), the head-dimension sweep, the n = 64 sweep rows of the
+    the finished runs so far: partial), the head-dimension sweep, the n = C4_LENGTH sweep rows of the
     dimensions summary.csv lacks (extra), and the training setting."""
     path = os.path.join(results, "synthetic", "summary.csv")
     rows = common.read_csv(path)
@@ -30,12 +30,12 @@ def load(results):
         rows = summarize_runs(results)
         partial = bool(rows)
     sweeps = synthetic_sweep.load(results)
-    # The rule looks for SOME head dimension: the sweep's (n = 64, same training) add the
+    # The rule looks for SOME head dimension: the sweep's (n = C4_LENGTH, same training) add the
     # dimensions summary.csv lacks; where both have a dimension, summary.csv's cell (more seeds) is used.
     have = {r["head_dim"] for r in rows or []}
-    extra = [r for r in sweeps.get(64, []) if r["head_dim"] not in have]
+    extra = [r for r in sweeps.get(C4_LENGTH, []) if r["head_dim"] not in have]
     if extra and not rows:  # only the sweep has run: its rows are the study's
-        path, partial, rows, extra = os.path.join(results, "synthetic", "sweep-n64", "summary.csv"), False, extra, []
+        path, partial, rows, extra = os.path.join(results, "synthetic", f"sweep-n{C4_LENGTH}", "summary.csv"), False, extra, []
     if not common.has_columns(rows, SUMMARY_COLUMNS, path):
         rows = None
     else:
@@ -313,6 +313,9 @@ def attention_figure(dumps, out):
                   f"target sets (from {', '.join(chosen[m]['rel'] for m in ('softmax', 'fox', 'fpa'))}).")
 
 
+ALIVE_MARGIN = 0.5  # half a ground-truth step: how far a key may sit above the running minimum
+
+
 def alive_sets(phi, tau):
     n = len(phi)
     alive = np.zeros((n, n))
@@ -343,7 +346,7 @@ def field_figure(dumps, out):
     # learned ~ a * true + b by least squares to draw both on the true field's axis.
     a, b = np.polyfit(true, learned, 1) if np.std(true) > 0 else (1.0, 0.0)
     scaled = (learned - b) / a if abs(a) > 1e-12 else learned
-    learned_alive = alive_sets(list(scaled), 0.5)  # margin half a ground-truth step
+    learned_alive = alive_sets(list(scaled), ALIVE_MARGIN)
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), gridspec_kw={"height_ratios": [1, 1.6]}, sharex=True)
     x = np.arange(show)
     ax1.step(x, true[:show], where="mid", color="black", label="ground-truth field")
@@ -365,7 +368,7 @@ def field_figure(dumps, out):
                interpolation="nearest", aspect="auto")
     ax2.set_ylabel("query position i")
     ax2.set_xlabel("key position j (token type below)")
-    ax2.set_title(f"alive sets $S_i$ (black); grey: learned field (margin 0.5) disagrees "
+    ax2.set_title(f"alive sets $S_i$ (black); grey: learned field (margin {ALIVE_MARGIN:g}) disagrees "
                   f"({int(mism.sum())} of {show * (show + 1) // 2} pairs)")
     ax2.grid(False)
     ax2.set_xticks(x)

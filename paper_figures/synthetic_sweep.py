@@ -9,7 +9,7 @@ import os
 import common
 import style
 from common import Table, num
-from constants import MASS_MIN, MIN_SEEDS_FOR_VERDICT, NMSE_MAX
+from constants import C4_LENGTH, MASS_MIN, MIN_SEEDS_FOR_VERDICT, NMSE_MAX
 from synthetic_common import SUMMARY_COLUMNS, model_key, model_label, model_sort, task_sort
 
 
@@ -70,7 +70,7 @@ def add_to(sec, sweeps, out):
     sec.tables += tables(sweeps)
     sec.figures.append((figure(sweeps, out),
                         "Seeds converged against head dimension, a panel per task, a line per model "
-                        "(solid: n = 64; dotted: other training lengths)."))
+                        f"(solid: n = {C4_LENGTH}; dotted: other training lengths)."))
 
 
 def tables(sweeps):
@@ -132,6 +132,7 @@ def details(sweeps):
 def figure(sweeps, out):
     import matplotlib.pyplot as plt
     tasks, keys = tasks_and_keys(sweeps)
+    every_dim = sorted({d for rows in sweeps.values() for d in dims_of(rows)})
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False, sharey=True)
     for ax, t in zip(axes[0], tasks):
         for n in sorted(sweeps):
@@ -142,12 +143,12 @@ def figure(sweeps, out):
                     continue
                 xs = [d for d, _ in cells]
                 ys = [conv / run for _, (conv, run) in cells]
-                ax.plot(xs, ys, color=style.colour(k.split("/")[0]), linestyle="-" if n == 64 else ":",
+                ax.plot(xs, ys, color=style.colour(k.split("/")[0]), linestyle="-" if n == C4_LENGTH else ":",
                         marker=style.MARKERS[i % len(style.MARKERS)], markersize=4,
-                        label=model_label(k) + ("" if n == 64 else f", n = {n}"))
+                        label=model_label(k) + ("" if n == C4_LENGTH else f", n = {n}"))
         ax.set_xscale("log", base=2)
-        ax.set_xticks([1, 2, 4, 8, 16, 32, 64])
-        ax.set_xticklabels(["1", "2", "4", "8", "16", "32", "64"])
+        ax.set_xticks(every_dim)
+        ax.set_xticklabels([str(d) for d in every_dim])
         ax.set_ylim(-0.05, 1.05)
         ax.set_title(f"task '{t}'")
         ax.set_xlabel("head dimension d (log scale)")
