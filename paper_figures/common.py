@@ -187,6 +187,11 @@ class Table:
         atomic.write_text(os.path.join(out_dir, self.name + ".tex"), self.latex())
 
 
+def not_run_table(name, title, columns):
+    """A study's main table when its CSVs are missing: one row that says so."""
+    return Table(name, title, columns, [[NOT_RUN] + ["-"] * (len(columns) - 1)])
+
+
 class Claim:
     """One row of the report's claim table."""
 
@@ -210,3 +215,12 @@ class Section:
         self.figures = []   # (png file name, caption)
         self.claims = {}    # id -> Claim
         self.notes = []
+
+
+def judged_section(study, title, results, load, claims):
+    """A study's section with its claims decided first, from load(results) alone (the verdict
+    never depends on a figure), and that data for the tables and figures."""
+    data = load(results)
+    sec = Section(study, title)
+    sec.claims = claims(data)
+    return sec, data

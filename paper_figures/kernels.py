@@ -27,8 +27,8 @@ def build(results, out):
     path = os.path.join(results, "bench", "attention.csv")
     rows = common.read_csv(path)
     if not common.has_columns(rows, COLUMNS, path):
-        sec.tables.append(Table("kernels_time", "Attention kernels: time and memory",
-                                ["variant", "impl", "n", "median ms"], [[common.NOT_RUN, "-", "-", "-"]]))
+        sec.tables.append(common.not_run_table("kernels_time", "Attention kernels: time and memory",
+                                               ["variant", "impl", "n", "median ms"]))
         return sec
     sec.status = "run"
     sec.sources.append("bench/attention.csv")

@@ -9,7 +9,7 @@ import common
 import lm_compress
 import lm_verdict
 import style
-from common import Section, Table, num
+from common import Table, num
 from lm_verdict import preset_rank
 
 SUMMARY_COLUMNS = ["preset", "variant", "params", "train_tokens", "tokens_per_s", "val_ppl",
@@ -38,24 +38,15 @@ def load(results):
 
 
 def claims(data):
-    """{"C5": its claim} from load's data, with the trend line beside it."""
-    if data is None:
-        return {"C5": lm_verdict.empty()}
-    claim = lm_verdict.decide(data["agg"], data["cap"])
-    gap = lm_verdict.gap_by_size(data["agg"])
-    if gap:
-        claim.details.append(lm_verdict.trend_line(gap))
-        claim.links.append("figures/lm_gap_by_size.png")
-    return {"C5": claim}
+    """{"C5": its claim} from load's data."""
+    return {"C5": lm_verdict.decide(data["agg"], data["cap"]) if data else lm_verdict.empty()}
 
 
 def build(results, out):
-    sec = Section("lm", "Language models (C5)")
-    data = load(results)
-    sec.claims = claims(data)
+    sec, data = common.judged_section("lm", "Language models (C5)", results, load, claims)
     if data is None:
-        sec.tables.append(Table("lm_perplexity", "Language models: perplexity per variant",
-                                ["preset", "variant", "test ppl"], [[common.NOT_RUN, "-", "-"]]))
+        sec.tables.append(common.not_run_table("lm_perplexity", "Language models: perplexity per variant",
+                                               ["preset", "variant", "test ppl"]))
         positions = load_positions(results)
         if positions:
             sec.figures.append(position_figure(positions, out))

@@ -78,7 +78,8 @@ def empty():
 
 
 def decide(agg, cap=""):
-    """C5 from aggregate's means; cap: lm-eval's bytes per document ('' when whole documents)."""
+    """C5 from aggregate's means, with its trend line beside it; cap: lm-eval's bytes per document
+    ('' when whole documents)."""
     claim = empty()
     presets = sorted({p for p, _ in agg}, key=lambda p: (preset_rank(p), p))
     both = [p for p in presets if (p, "fpa") in agg and (p, "fox") in agg]
@@ -127,6 +128,8 @@ def decide(agg, cap=""):
             d = (agg[(pp, "fpa")]["test_ppl"] - agg[(pp, "fox")]["test_ppl"]) / agg[(pp, "fox")]["test_ppl"]
             claim.details.append(f"preset '{pp}' beside the verdict: FPA {d:+.2%} against FoX "
                                  f"({agg[(pp, 'fpa')]['runs']} / {agg[(pp, 'fox')]['runs']} seed(s))")
+    claim.details.append(trend_line(gap_by_size(agg)))  # some preset has both: the gap has a point
+    claim.links.append("figures/lm_gap_by_size.png")
     return claim
 
 

@@ -11,7 +11,7 @@ import passkey_scale
 import passkey_sweep
 import passkey_verdict
 import style
-from common import Section, Table, num
+from common import Table, num
 from constants import KEPT, LEARNED_KEYS, LEARNED_MIN, OCCUPANCY_MAX
 from passkey_common import keys_at_8l, keys_text, policy_name, policy_sort, run_sort
 from passkey_verdict import per_run
@@ -79,12 +79,10 @@ def claims(data):
 
 
 def build(results, out):
-    sec = Section("passkey", "Passkey retrieval with a compressed cache (C6)")
-    data = load(results)
-    sec.claims = claims(data)
+    sec, data = common.judged_section("passkey", "Passkey retrieval with a compressed cache (C6)", results, load, claims)
     if data is None:
-        sec.tables.append(Table("passkey_accuracy", "Passkey retrieval: accuracy per variant, length and policy",
-                                ["variant", "eval length", "policy", "accuracy"], [[common.NOT_RUN, "-", "-", "-"]]))
+        sec.tables.append(common.not_run_table("passkey_accuracy", "Passkey retrieval: accuracy per variant, length "
+                                               "and policy", ["variant", "eval length", "policy", "accuracy"]))
         return sec
     sec.status = "run"
     sec.sources.append("passkey/summary.csv")
@@ -328,13 +326,7 @@ def occupancy_figure(runs, out):
 def load_cells(results):
     """Per-cell CSVs of the runs merged into summary.csv (the folder its sidecar names)."""
     cells = []
-    folder = os.path.join(results, "passkey")
-    try:
-        with open(os.path.join(folder, "summary.csv.json")) as f:
-            folder = os.path.join(folder, json.load(f).get("runs_dir", "."))
-    except (OSError, ValueError):
-        pass
-    for f in common.csv_files(folder):
+    for f in common.csv_files(runs_folder(results)):
         if os.path.basename(f) == "summary.csv":
             continue
         rows = common.read_csv(f)

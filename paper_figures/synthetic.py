@@ -13,7 +13,7 @@ import common
 import style
 import synthetic_sweep
 import synthetic_verdict
-from common import Section, Table, num
+from common import Table, num
 from constants import C4_LENGTH, MASS_MIN, NMSE_MAX
 from synthetic_common import DUMP_COLUMNS, SUMMARY_COLUMNS, model_key, model_label, model_sort, task_sort
 
@@ -61,15 +61,12 @@ def claims(data):
 
 
 def build(results, out):
-    sec = Section("synthetic", "Synthetic target-set tasks (C4)")
-    data = load(results)
-    sec.claims = claims(data)
+    sec, data = common.judged_section("synthetic", "Synthetic target-set tasks (C4)", results, load, claims)
     synthetic_sweep.add_to(sec, data["sweeps"], out)
     rows = data["rows"]
     if rows is None:
-        sec.tables.append(Table("synthetic_convergence", "Synthetic tasks: seeds converged / seeds run",
-                                ["task", "model", "head dim", "converged / run"],
-                                [[common.NOT_RUN, "-", "-", "-"]]))
+        sec.tables.append(common.not_run_table("synthetic_convergence", "Synthetic tasks: seeds converged / seeds run",
+                                               ["task", "model", "head dim", "converged / run"]))
         return sec
     sec.status = "run"
     sec.sources.insert(0, data["rel"])
