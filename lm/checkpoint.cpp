@@ -1,7 +1,7 @@
 #include "lm/checkpoint.h"
 #include "lm/settings.h"
 
-#include "lm/train_loop.h"
+#include "lm/optimizer.h"
 
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
@@ -389,6 +389,23 @@ TrainingRecord training_record(const std::string& checkpoint) {
     return json.substr(from, json.find_first_of(",\"\n", from) - from);
   };
   return {after("\n  \"seed\": "), after("\n    \"config\": \"")};
+}
+
+void CheckpointFormat::save(const std::string& path, const RunProgress& p) {
+  TrainProgress full;
+  static_cast<RunProgress&>(full) = p;
+  full.preset = preset_;
+  save_checkpoint(path, model_, optimizer_, full);
+}
+
+RunProgress CheckpointFormat::resume(const std::string& path) {
+  auto p = resume_checkpoint(path, model_, optimizer_);
+  preset_ = p.preset;
+  return p;
+}
+
+int64_t CheckpointFormat::saved_step(const std::string& path) {
+  return read_checkpoint_progress(path, nullptr).step;
 }
 
 }  // namespace fpa::lm

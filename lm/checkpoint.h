@@ -10,23 +10,20 @@
 #pragma once
 
 #include "lm/model.h"
-#include "lm/presets.h"
+#include "lm/train_config.h"
 
 #include <torch/torch.h>
 
 #include <string>
+#include <utility>
 
 namespace fpa::lm {
 
 struct TrainingRecord;
 
-struct TrainProgress {
-  int64_t step = 0;          // optimiser steps done
-  int64_t tokens = 0;        // training tokens consumed (global, all ranks)
-  double elapsed_s = 0;      // training wall time so far
-  std::string sampler_state;
-  std::string log_rows;      // CSV rows written so far (no header)
-  double train_time_s = 0;   // time in training steps only (validation, checkpoints excluded)
+// What an lm checkpoint records of its run: the loop's progress (experiments/train_loop.h) and
+// the preset the run was started with.
+struct TrainProgress : RunProgress {
   std::string preset;        // the preset name the run was started with
   bool weights_only = false; // a published weights file (save_weights): nothing to resume
 };
@@ -79,5 +76,22 @@ struct TrainingRecord {
   std::string seed, config;
 };
 TrainingRecord training_record(const std::string& checkpoint);
+
+// The loop's checkpoint format for lm's models (experiments/train_loop.h): save_checkpoint and
+// resume_checkpoint of `model` and `optimizer`, keeping the preset the run was started with
+// (`preset` for a new run, the checkpoint's on resume).
+class CheckpointFormat final : public Checkpointer {
+ public:
+  CheckpointFormat(LanguageModel& model, torch::optim::Optimizer& optimizer, std::string preset)
+      : model_(model), optimizer_(optimizer), preset_(std::move(preset)) {}
+  void save(const std::string& path, const RunProgress& p) override;
+  RunProgress resume(const std::string& path) override;
+  int64_t saved_step(const std::string& path) override;
+
+ private:
+  LanguageModel& model_;
+  torch::optim::Optimizer& optimizer_;
+  std::string preset_;
+};
 
 }  // namespace fpa::lm

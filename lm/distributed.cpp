@@ -18,13 +18,6 @@
 namespace fpa::lm {
 namespace {
 
-class SingleProcess final : public Communicator {
- public:
-  int rank() const override { return 0; }
-  int world_size() const override { return 1; }
-  void all_reduce_mean(const std::vector<at::Tensor>&) override {}
-  void barrier() override {}
-};
 
 std::string env(const char* name, const char* fallback = nullptr) {
   const char* v = std::getenv(name);
@@ -95,8 +88,6 @@ bool distributed_available() {
   return false;
 #endif
 }
-
-std::unique_ptr<Communicator> single_process() { return std::make_unique<SingleProcess>(); }
 
 std::unique_ptr<Communicator> communicator_from_env() {
   const int world = env_int("WORLD_SIZE", 1, 1024, "1");

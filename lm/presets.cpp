@@ -110,12 +110,4 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-double learning_rate(const TrainConfig& t, int64_t step) {
-  if (step < t.warmup) return t.lr * double(step + 1) / double(t.warmup);
-  const double span = std::max<int64_t>(1, t.steps - t.warmup);
-  const double progress = std::min(1.0, double(step - t.warmup) / span);
-  const double min_lr = t.lr * t.min_lr_ratio;
-  return min_lr + 0.5 * (t.lr - min_lr) * (1.0 + std::cos(M_PI * progress));
-}
-
 }  // namespace fpa::lm

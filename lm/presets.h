@@ -13,6 +13,7 @@
 #pragma once
 
 #include "lm/model.h"
+#include "lm/train_config.h"
 
 #include <string>
 #include <utility>
@@ -20,23 +21,6 @@
 
 namespace fpa::lm {
 
-struct TrainConfig {
-  int64_t steps = 1000;          // optimiser steps
-  int64_t batch = 16;            // sequences per optimiser step (global, over all ranks)
-  int64_t accum = 1;             // micro-batches per step (gradient accumulation)
-  double lr = 1e-3;              // peak learning rate
-  double min_lr_ratio = 0.1;     // cosine decays to lr * min_lr_ratio
-  int64_t warmup = 100;          // linear warm-up steps
-  double weight_decay = 0.1;     // AdamW, on weight matrices only (not norms or biases)
-  // The token embedding (tied to the output layer by default) is a matrix too: lm-train decays
-  // it (its published runs did); passkey-train does not (lm/train_loop.h, lm/passkey/README.md).
-  bool decay_embeddings = true;
-  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
-  double clip = 1.0;             // global gradient-norm clipping; 0 disables
-  int64_t val_every = 100;       // steps between validation passes
-  int64_t val_windows = 32;      // validation windows per pass (fixed, the first ones)
-  int64_t checkpoint_every = 100;
-};
 
 struct Preset {
   std::string name;
@@ -55,8 +39,5 @@ Preset parse_preset(const std::string& name, const std::string& text);
 
 const Preset& preset(const std::string& name);  // throws std::invalid_argument on unknown names
 std::vector<std::string> preset_names();        // smallest model first
-
-// Learning rate at `step` (0-based): linear warm-up to lr, then cosine to lr * min_lr_ratio.
-double learning_rate(const TrainConfig& t, int64_t step);
 
 }  // namespace fpa::lm

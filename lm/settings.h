@@ -14,7 +14,7 @@
 
 #include "experiments/settings_table.h"
 #include "lm/model.h"
-#include "lm/presets.h"
+#include "lm/train_config.h"
 
 #include <string>
 #include <vector>

@@ -4,6 +4,8 @@
 #include "lm/corpus.h"
 #include "lm/data.h"
 #include "lm/evaluate.h"
+#include "lm/checkpoint.h"
+#include "lm/optimizer.h"
 
 #include <fmt/format.h>
 
@@ -49,8 +51,9 @@ double last_val_loss(const std::string& rows) {
 
 class TextTask final : public TrainTask {
  public:
-  TextTask(const TrainOptions& o, Communicator& comm)
+  TextTask(const TrainOptions& o, LanguageModel& model, Communicator& comm)
       : t_(o.train),
+        model_(model),
         comm_(comm),
         corpus_(load_corpus(o.corpus_dir)),
         sampler_(token_stream(corpus_.train), o.model.context + 1, o.seed),
@@ -62,17 +65,17 @@ class TextTask final : public TrainTask {
   std::string data_state() const override { return sampler_.state(); }
   void set_data_state(const std::string& s) override { sampler_.set_state(s); }
 
-  double forward_backward(LanguageModel& model, int64_t, int64_t& tokens) override {
+  double forward_backward(int64_t, int64_t& tokens) override {
     const int world = comm_.world_size();
     const int64_t per_rank = t_.batch / world, micro = per_rank / t_.accum;
     const auto rows = sampler_.next_batch(t_.batch).narrow(0, comm_.rank() * per_rank, per_rank);
     auto loss_sum = torch::zeros({1});
     for (int64_t a = 0; a < t_.accum; ++a) {
-      const auto loss = model->loss(rows.narrow(0, a * micro, micro)) / double(t_.accum);
+      const auto loss = model_->loss(rows.narrow(0, a * micro, micro)) / double(t_.accum);
       loss.backward();
       loss_sum += loss.detach();
     }
-    if (params_.empty()) params_ = model->parameters();  // once: the model does not change
+    if (params_.empty()) params_ = model_->parameters();  // once: the model does not change
     std::vector<at::Tensor> to_reduce;
     for (auto& p : params_) {
       if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
@@ -84,12 +87,12 @@ class TextTask final : public TrainTask {
     return loss_sum.item<double>();
   }
 
-  void evaluate(LanguageModel& model, int64_t done) override {
+  void evaluate(int64_t done) override {
     val_cell_.clear();
     if (done % t_.val_every != 0 && done != t_.steps) return;
-    model->eval();
-    last_val_ = mean_window_loss(model, val_windows_, t_.batch);
-    model->train();
+    model_->eval();
+    last_val_ = mean_window_loss(model_, val_windows_, t_.batch);
+    model_->train();
     val_cell_ = fmt::format("{:.6f}", last_val_);
   }
 
@@ -105,6 +108,7 @@ class TextTask final : public TrainTask {
 
  private:
   const TrainConfig& t_;
+  LanguageModel& model_;
   Communicator& comm_;
   Corpus corpus_;
   WindowSampler sampler_;
@@ -117,17 +121,19 @@ class TextTask final : public TrainTask {
 
 }  // namespace
 
-TrainOutcome train(const TrainOptions& o, Communicator& comm) {
+TextOutcome train(const TrainOptions& o, Communicator& comm) {
   check_options(o, comm.world_size());
-  TextTask task(o, comm);
+  // The task reads the corpus before the seed is set and the model drawn, as the published runs.
+  LanguageModel model{nullptr};
+  TextTask task(o, model, comm);
   torch::manual_seed(o.seed);
-  LanguageModel model(o.model);
+  model = LanguageModel(o.model);
+  auto optimizer = make_optimizer(model, o.train);
+  CheckpointFormat checkpoints(model, *optimizer, o.preset_name);
 
-  RunSettings run;
+  TrainRun run = o.run;
   run.tool = "lm-train";
-  run.out_dir = o.out_dir;
   run.log_name = "log.csv";
-  run.out_copy = o.out_copy;
   run.progress_label = fmt::format("lm-train {}", to_string(o.model.kind));
   run.banner = fmt::format(
       "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {}: {} parameters "
@@ -135,13 +141,10 @@ TrainOutcome train(const TrainOptions& o, Communicator& comm) {
       o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
       fpa::to_string(o.model.fpa_backward), comm.world_size(), model->parameter_count(),
       model->gate_parameter_count());
-  run.preset = o.preset_name;
-  run.resume = o.resume;
-  run.show_progress = o.show_progress;
-  run.provenance = o.provenance;
-  run.kill_after_steps = o.kill_after_steps;
-  run.fault_nan_at_step = o.fault_nan_at_step;
-  auto out = run_training(model, o.train, task, run, comm);
+  run.checkpoint_every = o.train.checkpoint_every;
+  TextOutcome out;
+  static_cast<TrainOutcome&>(out) =
+      fpa::train({*model, *optimizer, &checkpoints}, o.train, task, run, comm);
   out.final_val_loss = std::isnan(task.last_val()) ? last_val_loss(out.log_rows) : task.last_val();
   return out;
 }

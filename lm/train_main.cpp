@@ -59,20 +59,18 @@ int main(int argc, char** argv) {
   add_options(cli, kSettings);
   cli.range("nproc", 1, 64);
   cli.range("master-port", 0, 65535);
-  cli.require([](const po::variables_map& vm) {
-    try {
-      preset(vm["preset"].as<std::string>());
-    } catch (const std::invalid_argument& e) {
-      fail_usage(std::string("--preset: ") + e.what());
-    }
-    return true;
-  }, "--preset");
   cli.input("corpus", PathKind::Dir);
   cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "log.csv.json", ".lock"});
   cli.parse(argc, argv);
+  const Preset* chosen = nullptr;
+  try {
+    chosen = &preset(cli.get<std::string>("preset"));
+  } catch (const std::invalid_argument& e) {
+    fail_usage(std::string("--preset: ") + e.what());
+  }
 
   try {
-    const auto& p = preset(cli.get<std::string>("preset"));
+    const auto& p = *chosen;
     TrainOptions o;
     o.preset_name = p.name;
     o.model = p.model;
@@ -102,11 +100,11 @@ int main(int argc, char** argv) {
       return launch_ranks(nproc, args_without(argc, argv, "nproc"), cli.get<int>("master-port"));
     }
     o.corpus_dir = cli.get<std::string>("corpus");
-    o.out_dir = cli.get<std::string>("out-dir");
     o.seed = cli.seed();
-    o.resume = cli.flag("resume");
-    o.out_copy = cli.out();
-    o.provenance = [&cli] { return Provenance::from(cli).to_json(); };
+    o.run.out_dir = cli.get<std::string>("out-dir");
+    o.run.resume = cli.flag("resume");
+    o.run.out_copy = cli.out();
+    o.run.provenance = [&cli] { return Provenance::from(cli).to_json(); };
     auto comm = communicator_from_env();
     const bool lead = comm->rank() == 0;
     const auto outcome = train(o, *comm);

@@ -2,7 +2,6 @@
 // the training curve (phase=curve) and the final held-out metrics at n and 2n (phase=final).
 #include "dump.h"
 #include "experiments/csv_writer.h"
-#include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
 #include "run_options.h"
 
@@ -37,18 +36,15 @@ int main(int argc, char** argv) {
     auto model_config = config.model;
     syn::TargetSetModel model(model_config);
     const auto& a = config.model.attention;
-    fpa::Progress progress(fmt::format("synthetic-run {} {}{} d{} seed {}", config.task.name,
-                                       to_string(a.variant),
-                                       a.variant == fpa::Variant::Fpa ? "/" + to_string(a.fpa_backward) : "",
-                                       config.model.head_dim, config.seed),
-                           config.steps);
-    const auto result = syn::train_run(config, model, [&](int64_t step, double loss) {
-      progress.update(step, fmt::format("loss {:.4f}", loss));
-    });
+    const auto run_label = fmt::format("synthetic-run {} {}{} d{} seed {}", config.task.name,
+                                   to_string(a.variant),
+                                   a.variant == fpa::Variant::Fpa ? "/" + to_string(a.fpa_backward) : "",
+                                   config.model.head_dim, config.seed);
+    const auto result = syn::train_run(config, model, run_label);
     const auto& fn = result.final_n;
     const auto& f2 = result.final_2n;
-    progress.finish(fmt::format("mass {:.3f} nmse {:.3f} (2n: {:.3f} {:.3f}) converged {}", fn.mass,
-                                fn.nmse, f2.mass, f2.nmse, syn::converged(fn) ? "yes" : "no"));
+    std::cerr << fmt::format("{}: mass {:.3f} nmse {:.3f} (2n: {:.3f} {:.3f}) converged {}\n", run_label,
+                             fn.mass, fn.nmse, f2.mass, f2.nmse, syn::converged(fn) ? "yes" : "no");
 
     fpa::CsvWriter csv(cli.out(), {"phase", "step", "lr", "loss", "mass", "mass_best", "nmse",
                                    "mass2n", "mass2n_best", "nmse2n", "converged",

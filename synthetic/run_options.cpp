@@ -54,7 +54,7 @@ const SettingsTable<RunConfig> kTable({
     {"steps", "", R::Run, T::Int, 1, 1 << 24, "optimiser steps", FPA_INT_SETTING(RunConfig, steps)},
     {"lr", "", R::Run, T::Real, 1e-12, 10, "peak AdamW learning rate", FPA_REAL_SETTING(RunConfig, lr)},
     {"warmup", "", R::Run, T::Int, 0, 1 << 24, "linear warm-up steps", FPA_INT_SETTING(RunConfig, warmup)},
-    {"lr-final", "", R::Run, T::Real, 0, 1, "final learning rate as a fraction of --lr (cosine decay)", FPA_REAL_SETTING(RunConfig, lr_final)},
+    {"lr-final", "", R::Run, T::Real, 0, 1, "final learning rate as a fraction of --lr (cosine decay)", FPA_REAL_SETTING(RunConfig, min_lr_ratio)},
     {"weight-decay", "", R::Run, T::Real, 0, 10, "AdamW weight decay", FPA_REAL_SETTING(RunConfig, weight_decay)},
     {"eval-every", "", R::Run, T::Int, 1, 1 << 24, "steps between held-out evaluations (training curve)", FPA_INT_SETTING(RunConfig, eval_every)},
     {"eval-seqs", "", R::Run, T::Int, 1, 1 << 20, "held-out sequences at n and at 2n", FPA_INT_SETTING(RunConfig, eval_seqs)},

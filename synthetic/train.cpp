@@ -26,13 +26,6 @@ at::Tensor payload_table(const RunConfig& c) {
 
 }  // namespace
 
-double learning_rate(const RunConfig& c, int64_t step) {
-  if (step < c.warmup) return c.lr * double(step + 1) / double(c.warmup);
-  const double span = double(std::max<int64_t>(1, c.steps - c.warmup));
-  const double p = std::min(1.0, double(step - c.warmup) / span);
-  return c.lr * (c.lr_final + (1 - c.lr_final) * 0.5 * (1 + std::cos(M_PI * p)));
-}
-
 Batch held_out(const RunConfig& c, int64_t n) {
   auto rng = stream(c.seed, kHeldOutStream + uint32_t(n) * 16);
   return sample_batch(c.task, payload_table(c), c.eval_seqs, n, rng);
@@ -56,44 +49,76 @@ Metrics evaluate(TargetSetModel& model, const Batch& data) {
   return m;
 }
 
-RunResult train_run(const RunConfig& c, TargetSetModel& model,
-                    const std::function<void(int64_t, double)>& on_step) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto table = payload_table(c);
-  const auto eval_n = held_out(c, c.n);
-  auto train_rng = stream(c.seed, kTrainStream);
-  torch::optim::AdamW opt(model->parameters(),
-                          torch::optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
-  RunResult r;
-  auto record = [&](int64_t step, double loss) {
-    CurvePoint p{step, step > 0 ? learning_rate(c, step - 1) : 0.0, loss, evaluate(model, eval_n)};
-    if (r.steps_to_converge < 0 && converged(p.held_out)) r.steps_to_converge = step;
-    r.curve.push_back(p);
-  };
-  record(0, std::numeric_limits<double>::quiet_NaN());
-  double loss_sum = 0;
-  int64_t loss_count = 0;
-  for (int64_t step = 0; step < c.steps; ++step) {
-    for (auto& group : opt.param_groups())
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate(c, step));
-    const auto batch = sample_batch(c.task, table, c.batch, c.n, train_rng);
-    auto out = model->forward(batch.types, batch.payloads);
+namespace {
+
+// The loop's task: fresh sequences each step, the MSE, and the training curve (the held-out
+// metrics at n every eval_every steps, with the mean training loss since the previous point).
+class TargetSetTask final : public TrainTask {
+ public:
+  TargetSetTask(const RunConfig& c, TargetSetModel& model, RunResult& r)
+      : c_(c), model_(model), r_(r), table_(payload_table(c)), eval_n_(held_out(c, c.n)),
+        rng_(stream(c.seed, kTrainStream)) {
+    record(0, std::numeric_limits<double>::quiet_NaN());
+  }
+
+  double forward_backward(int64_t, int64_t& tokens) override {
+    const auto batch = sample_batch(c_.task, table_, c_.batch, c_.n, rng_);
+    auto out = model_->forward(batch.types, batch.payloads);
     auto loss = torch::mse_loss(out.y, batch.y);
     const double value = loss.item<double>();
-    if (!std::isfinite(value))
-      throw std::runtime_error(fmt::format("training loss is {} at step {}", value, step + 1));
-    opt.zero_grad();
+    if (!std::isfinite(value)) return value;
     loss.backward();
-    opt.step();
-    loss_sum += value;
-    ++loss_count;
-    if (on_step) on_step(step + 1, value);
-    if ((step + 1) % c.eval_every == 0 || step + 1 == c.steps) {
-      record(step + 1, loss_sum / double(loss_count));
-      loss_sum = 0;
-      loss_count = 0;
-    }
+    tokens += c_.batch * c_.n;
+    loss_sum_ += value;
+    ++loss_count_;
+    return value;
   }
+
+  void evaluate(int64_t done) override {
+    if (done % c_.eval_every != 0 && done != c_.steps) return;
+    record(done, loss_sum_ / double(loss_count_));
+    loss_sum_ = 0;
+    loss_count_ = 0;
+  }
+
+  std::string log_header() const override { return "step,loss"; }
+  std::string log_row(const StepRecord& r) const override { return fmt::format("{},{}", r.step, r.loss); }
+  std::string progress_note(const StepRecord& r) const override { return fmt::format("loss {:.4f}", r.loss); }
+
+ private:
+  void record(int64_t step, double loss) {
+    CurvePoint p{step, step > 0 ? learning_rate(c_, step - 1) : 0.0, loss,
+                 synthetic::evaluate(model_, eval_n_)};
+    if (r_.steps_to_converge < 0 && converged(p.held_out)) r_.steps_to_converge = step;
+    r_.curve.push_back(p);
+  }
+
+  const RunConfig& c_;
+  TargetSetModel& model_;
+  RunResult& r_;
+  at::Tensor table_;
+  Batch eval_n_;
+  std::mt19937_64 rng_;
+  double loss_sum_ = 0;
+  int64_t loss_count_ = 0;
+};
+
+}  // namespace
+
+RunResult train_run(const RunConfig& c, TargetSetModel& model, const std::string& progress_label) {
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r;
+  TargetSetTask task(c, model, r);
+  torch::optim::AdamW opt(model->parameters(),
+                          torch::optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
+  TrainRun run;
+  run.tool = "synthetic-run";
+  run.progress_label = progress_label;
+  run.show_progress = !progress_label.empty();
+  SingleProcess one;
+  const auto outcome = fpa::train({*model, opt}, c, task, run, one);
+  if (outcome.diverged)
+    throw std::runtime_error(outcome.message.substr(0, outcome.message.find(';')));
   r.final_n = r.curve.back().held_out;
   r.final_2n = evaluate(model, held_out(c, 2 * c.n));
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

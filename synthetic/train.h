@@ -1,38 +1,35 @@
 // One training run of the one-layer model on a target-set task, and its held-out metrics.
 //
-// Training: MSE on every position, fresh random sequences each step, AdamW with linear warm-up
-// and cosine decay to `lr_final` x lr. Metrics (SPEC section 4) on fixed held-out sequences of
-// the training length n and of 2n: target mass (mean over queries of the attention mass on S_i;
-// head mean and best head) and normalised MSE (MSE / variance of y). A run converges when
-// mass >= 0.9 and normalised MSE <= 0.1 at n.
+// Training: MSE on every position, fresh random sequences each step, AdamW (one group, weight decay
+// on every parameter, no clipping) on the suite's schedule, in the suite's one training loop
+// (experiments/train_loop.h): linear warm-up and cosine decay to min_lr_ratio x lr (--lr-final).
+// Metrics (SPEC section 4) on fixed held-out sequences of the training length n and of 2n: target
+// mass (mean over queries of the attention mass on S_i; head mean and best head) and normalised MSE
+// (MSE / variance of y). A run converges when mass >= 0.9 and normalised MSE <= 0.1 at n.
 #pragma once
 
+#include "experiments/train_loop.h"
 #include "model.h"
 #include "task.h"
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
 namespace fpa::synthetic {
 
-struct RunConfig {
+// A run's settings; the schedule (steps, lr, warmup, min_lr_ratio; clip stays 0) is the loop's.
+struct RunConfig : TrainSchedule {
+  RunConfig() { lr = 1e-2; }
   Task task;
   ModelConfig model;  // num_types is filled from the task
   int64_t n = 64;
   int64_t batch = 32;
-  int64_t steps = 1000;
-  double lr = 1e-2;
-  int64_t warmup = 100;
-  double lr_final = 0.1;  // final learning rate as a fraction of lr
   double weight_decay = 0.01;
   int64_t eval_every = 50;
   int64_t eval_seqs = 256;
   uint64_t seed = 0;
 };
-
-double learning_rate(const RunConfig& c, int64_t step);  // step 0-based
 
 struct Metrics {
   double mass = 0;       // head mean
@@ -60,10 +57,9 @@ struct RunResult {
 struct Batch;
 Metrics evaluate(TargetSetModel& model, const Batch& data);
 
-// Trains and evaluates. `on_step(step, loss)` is called after every optimiser step (progress).
-// Throws std::runtime_error when the loss stops being finite.
-RunResult train_run(const RunConfig& c, TargetSetModel& model,
-                    const std::function<void(int64_t, double)>& on_step = {});
+// Trains and evaluates; `progress_label` non-empty shows a progress line. Throws
+// std::runtime_error when the loss stops being finite.
+RunResult train_run(const RunConfig& c, TargetSetModel& model, const std::string& progress_label = "");
 
 // Held-out data of a run (fixed by the seed, disjoint stream from training).
 Batch held_out(const RunConfig& c, int64_t n);

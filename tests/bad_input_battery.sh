@@ -173,6 +173,7 @@ case_ out-of-range "--seeds" synthetic-sweep --seeds 0
 case_ out-of-range "--variants" synthetic-sweep --variants fpa,fpa
 case_ unallocatable "synthetic-run" synthetic-sweep --length 65536 --batch 65536 --out-dir "$s/sweep-new"
 case_ out-of-range "--lr" lm-train --lr 11
+case_ out-of-range "--preset" lm-train --preset no-such-preset --corpus "$s/corpus" --out-dir "$s/new"
 case_ out-of-range "--hidden" lm-train --hidden 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
 case_ out-of-range "heads" lm-train --hidden 30 --heads 4 --corpus "$s/corpus" --out-dir "$s/new"
 case_ unallocatable "lm-train" lm-train --hidden 1000000 --corpus "$s/corpus" --out-dir "$s/new"

@@ -5,7 +5,7 @@ add_test(NAME figures_determinism
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/figures_determinism.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/bin)
 set_tests_properties(figures_determinism PROPERTIES TIMEOUT 900)
 
-# Each verdict rule of C1-C5 driven to each of its verdicts by an edited copy of the fixture
+# Each verdict rule of C1-C6 driven to each of its verdicts by an edited copy of the fixture
 # (issue 20). A second or so: the figures are not drawn.
 add_test(NAME verdict_rules
          COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/verdict_rules.py ${CMAKE_SOURCE_DIR})

@@ -30,7 +30,7 @@ n_png=$(ls "$tmp"/a/figures/*.png | wc -l)
 echo "ok   fixture: tables and $n_png figures (PNG and PDF) identical across two runs"
 
 # 2. Verdict rules on the fixture: C1, C2, C4, C6 hold there; C3's theorem has a failing row; C5
-# has one run per variant, fewer than its 3 seeds. (tests/verdict_rules.py drives C1-C5 to every
+# has one run per variant, fewer than its 3 seeds. (tests/verdict_rules.py drives C1-C6 to every
 # verdict.)
 claims="$tmp/a/figures/claims.md"
 for c in C1 C2 C4 C6; do

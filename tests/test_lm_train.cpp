@@ -3,7 +3,7 @@
 #include "lm/checkpoint.h"
 #include "lm/settings.h"
 #include "lm/distributed.h"
-#include "lm/train_loop.h"
+#include "lm/optimizer.h"
 #include "lm/text_training.h"
 #include "test_lm_util.h"
 
@@ -26,9 +26,9 @@ TrainOptions micro_options(AttentionKind kind, const std::string& corpus, const 
   o.train = lmtest::micro_train(steps);
   o.train.accum = 2;
   o.corpus_dir = corpus;
-  o.out_dir = out;
+  o.run.out_dir = out;
   o.seed = 11;
-  o.show_progress = false;
+  o.run.show_progress = false;
   return o;
 }
 
@@ -54,7 +54,7 @@ std::string read(const std::string& path) {
 
 }  // namespace
 
-// The one optimiser set-up (lm/train_loop.h): weight decay on weight matrices, never on norms or
+// The one optimiser set-up (lm/optimizer.h): weight decay on weight matrices, never on norms or
 // biases, on the token embedding only when decay_embeddings (lm-train: yes; passkey-train: no).
 TEST(LmTrain, OptimizerDecaysMatricesAndTheEmbeddingOnlyWhenAsked) {
   LanguageModel model(lmtest::micro_model(AttentionKind::Fpa));
@@ -91,13 +91,13 @@ TEST(LmTrain, KilledAndResumedEqualsUninterrupted) {
     ASSERT_FALSE(full.diverged);
     EXPECT_EQ(full.steps_done, 7);
 
-    o.out_dir = split;
-    o.kill_after_steps = 5;  // killed after step 5: the last checkpoint is step 4
+    o.run.out_dir = split;
+    o.run.kill_after_steps = 5;  // killed after step 5: the last checkpoint is step 4
     train(o, *comm);
     EXPECT_EQ(load_model(split).step, 4);
-    o.kill_after_steps = -1;
+    o.run.kill_after_steps = -1;
     EXPECT_THROW(train(o, *comm), std::runtime_error);  // existing run without --resume
-    o.resume = true;
+    o.run.resume = true;
     const auto resumed = train(o, *comm);
     EXPECT_EQ(resumed.steps_done, 7);
     expect_same_parameters(whole, split, /*bitwise=*/true);
@@ -120,7 +120,7 @@ TEST(LmTrain, NanLossStopsAndKeepsTheLastGoodCheckpoint) {
   const auto out = lmtest::make_temp_dir("nan");
   auto comm = communicator_from_env();
   auto o = micro_options(AttentionKind::Fox, corpus, out, 8);
-  o.fault_nan_at_step = 5;
+  o.run.fault_nan_at_step = 5;
   const auto r = train(o, *comm);
   EXPECT_TRUE(r.diverged);
   EXPECT_NE(r.message.find("nan"), std::string::npos) << r.message;

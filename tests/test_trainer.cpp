@@ -1,11 +1,11 @@
-// The one trainer (lm/trainer.h) with passkey-train's task: what lm-train's tests check for the
-// text task (tests/test_lm_train.cpp) holds for this study too: a NaN loss stops before the
-// optimiser step and keeps the last good checkpoint, a killed run resumes to the uninterrupted
-// run's weights, and a run that reached its goal has nothing to do when resumed.
+// The one training loop (experiments/train_loop.h) with passkey-train's task: what lm-train's tests
+// check for the text task (tests/test_lm_train.cpp) holds for this study too: a NaN loss stops
+// before the optimiser step and keeps the last good checkpoint, a killed run resumes to the
+// uninterrupted run's weights, and a run that reached its goal has nothing to do when resumed.
 #include "lm/checkpoint.h"
-#include "lm/distributed.h"
 #include "lm/passkey/train_task.h"
-#include "lm/trainer.h"
+#include "experiments/train_loop.h"
+#include "lm/optimizer.h"
 #include "test_lm_util.h"
 
 #include <gtest/gtest.h>
@@ -40,16 +40,20 @@ struct PasskeyRun {
   }
 
   // Trains from seed 5 in `dir`; the settings tweak the run (resume, faults).
-  TrainOutcome operator()(const std::string& dir, RunSettings run) {
+  TrainOutcome operator()(const std::string& dir, TrainRun run) {
     torch::manual_seed(5);
     passkey::BatchMaker data(prompt, kLength, train.batch, 0.0, {}, 17);
     LanguageModel m(model);
-    passkey::PasskeyTask t(task, data, heldout);
+    passkey::PasskeyTask t(task, m, data, heldout);
+    auto optimizer = make_optimizer(m, train);
+    CheckpointFormat checkpoints(m, *optimizer, "");
     run.tool = "test";
     run.out_dir = dir;
     run.log_name = "train_log.csv";
     run.show_progress = false;
-    return run_training(m, train, t, run, *single_process());
+    run.checkpoint_every = train.checkpoint_every;
+    SingleProcess one;
+    return fpa::train({*m, *optimizer, &checkpoints}, train, t, run, one);
   }
 };
 
@@ -58,7 +62,7 @@ struct PasskeyRun {
 TEST(OneTrainer, PasskeyNanLossStopsAndKeepsTheLastGoodCheckpoint) {
   const auto dir = lmtest::make_temp_dir("pk-nan");
   PasskeyRun run(6, 0);
-  RunSettings s;
+  TrainRun s;
   s.fault_nan_at_step = 3;
   const auto r = run(dir, s);
   EXPECT_TRUE(r.diverged);
@@ -73,12 +77,12 @@ TEST(OneTrainer, PasskeyKilledAndResumedEqualsUninterrupted) {
   const auto whole = lmtest::make_temp_dir("pk-whole"), split = lmtest::make_temp_dir("pk-split");
   PasskeyRun run(5, 0);
   EXPECT_EQ(run(whole, {}).steps_done, 5);
-  RunSettings killed;
+  TrainRun killed;
   killed.kill_after_steps = 3;  // the last checkpoint is step 2
   run(split, killed);
   EXPECT_EQ(load_model(split).step, 2);
   EXPECT_THROW(run(split, {}), std::runtime_error);  // an existing run without resume
-  RunSettings resume;
+  TrainRun resume;
   resume.resume = true;
   EXPECT_EQ(run(split, resume).steps_done, 5);
   auto a = load_model(whole), b = load_model(split);
@@ -96,7 +100,7 @@ TEST(OneTrainer, PasskeyGoalStopsTheRunAndAResumeHasNothingToDo) {
   const auto first = run(dir, {});
   EXPECT_EQ(first.steps_done, 2);
   EXPECT_EQ(load_model(dir).step, 2);
-  RunSettings resume;
+  TrainRun resume;
   resume.resume = true;
   const auto again = run(dir, resume);
   EXPECT_EQ(again.steps_done, 2);

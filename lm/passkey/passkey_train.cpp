@@ -1,22 +1,17 @@
 // passkey-train: trains an lm/ model on sequences of length L only, passkey prompts mixed with
 // optional corpus text (lm/passkey/batch.h). The study is lm/passkey/train_task.h; the training
-// (resume, log, checkpoints in lm/'s format, exit codes) is the suite's one trainer, lm/trainer.h,
-// as lm-train's. This file maps the command line to the model, the training and the task.
+// (resume, log, checkpoints in lm/'s format, exit codes) is the suite's one training loop,
+// experiments/train_loop.h, as lm-train's. This file maps the command line to the model, the
+// training and the task.
 #include "experiments/cli.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
-#include "lm/corpus.h"
-#include "lm/distributed.h"
 #include "lm/impl_choice.h"
 #include "lm/memory.h"
-#include "lm/model.h"
-#include "lm/passkey/train_task.h"
-#include "lm/presets.h"
+#include "lm/passkey/train_run.h"
 #include "lm/settings.h"
-#include "lm/trainer.h"
 
 #include <fmt/format.h>
-#include <torch/torch.h>
 
 #include <iostream>
 
@@ -35,23 +30,6 @@ const lm::ToolSettings kSettings{{{"variant", "fpa"}, {"steps", "900"}, {"batch"
                                   {"st-temperature", "1"}, {"impl", "auto"}, {"init-std", "0.05"},
                                   {"untie-embeddings", "false"}, {"decay-embeddings", "false"},
                                   {"checkpoint-every", "50"}}};
-
-// Held-out prompts use their own key stream: neither the training data's (seed * 7919 + 17)
-// nor passkey-eval's (its --seed, 1000 in the studies).
-uint64_t heldout_seed(uint64_t seed) { return seed * 7919 + 424242; }
-
-// Per-head initial bias of the gate/increment projection in every layer, e.g. FoX with
-// forget gates near 1 on some heads ("0,0,5,5").
-void set_gate_bias(lm::LanguageModel& model, const std::vector<double>& bias) {
-  torch::NoGradGuard no_grad;
-  for (auto& b : model->blocks) {
-    auto& g = b->attn->gate_proj;
-    if (!g) throw std::invalid_argument("--gate-bias needs a variant with a gate (fox, fpa)");
-    if (int64_t(bias.size()) != g->bias.numel())
-      throw std::invalid_argument(fmt::format("--gate-bias needs {} values (one per head)", g->bias.numel()));
-    for (size_t h = 0; h < bias.size(); ++h) g->bias[int64_t(h)].fill_(bias[h]);
-  }
-}
 
 }  // namespace
 
@@ -102,78 +80,47 @@ int main(int argc, char** argv) {
   if (final_length < pc.fixed_bytes() || final_length > lm::kMaxSequenceLength)
     fail_usage(fmt::format("--length must be in [{}, 1e7]: the prompt's fixed parts take {} bytes "
                            "with --key-digits {}", pc.fixed_bytes(), pc.fixed_bytes(), pc.key_digits));
-  const int64_t check_every = cli.get<int64_t>("check-every");
   const auto gate_bias = cli.get<std::string>("gate-bias").empty()
                              ? std::vector<double>{}
                              : split_double_list(cli.get<std::string>("gate-bias"), "gate-bias", -1e3, 1e3);
 
   try {
-    const auto out_dir = cli.get<std::string>("out-dir");
-    const auto curriculum =
+    passkey::TrainSettings s;
+    s.task.curriculum =
         passkey::parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
     set_threads(cli.threads());
-
-    lm::ModelConfig mc;
-    lm::TrainConfig tc;  // lm's AdamW and clipping (TrainConfig's defaults)
-    lm::apply_options(cli, kSettings, mc, tc);
-    // The implementation comes from a table and draws no random numbers (until 2026-12-02 a
-    // probe did, so the seed is set after it as then): the same --seed gives the same run
-    // whatever --impl resolves to. Runs trained before 2026-12-02 (the first c6 fpa-s1 and
-    // fpa-s3) were seeded before that probe.
-    seed_everything(cli.seed());
-    mc.validate();
-    lm::require_training_memory(mc, tc.batch, "passkey-train");
-
+    lm::apply_options(cli, kSettings, s.model, s.train);  // lm's AdamW and clipping otherwise
+    s.model.validate();
+    lm::require_training_memory(s.model, s.train.batch, "passkey-train");
     if (!cli.get<std::string>("filler-file").empty())
       pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));
-    at::Tensor corpus;
-    const double corpus_fraction = cli.get<double>("corpus-fraction");
-    if (corpus_fraction > 0)
-      corpus = lm::token_stream(lm::load_corpus(cli.get<std::string>("corpus")).train);
-    passkey::BatchMaker data(pc, mc.context, cli.get<int64_t>("batch"), corpus_fraction, corpus,
-                             cli.seed() * 7919 + 17);
+    s.prompt = pc;
+    s.task.final_length = final_length;
+    s.task.batch = s.train.batch;
+    s.task.answer_weight = cli.get<double>("answer-weight");
+    s.task.check_every = cli.get<int64_t>("check-every");
+    s.task.learned_accuracy = cli.get<double>("learned-accuracy");
+    s.task.stop_when_learned = cli.flag("stop-when-learned");
+    s.check_keys = cli.get<int64_t>("check-keys");
+    s.corpus_dir = cli.get<std::string>("corpus");
+    s.corpus_fraction = cli.get<double>("corpus-fraction");
+    s.embed_std = cli.get<double>("embed-std");
+    s.gate_bias = gate_bias;
+    s.seed = cli.seed();
+    s.run.out_dir = cli.get<std::string>("out-dir");
+    s.run.out_copy = cli.out();
+    s.run.resume = cli.flag("resume");
+    s.run.provenance = [&cli] { return Provenance::from(cli).to_json(); };
+    s.run.stop_after = cli.get<int64_t>("stop-after");
 
-    lm::LanguageModel model(mc);
-    if (!gate_bias.empty()) set_gate_bias(model, gate_bias);
-    if (cli.get<double>("embed-std") > 0) {
-      torch::NoGradGuard no_grad;
-      model->embed->weight.normal_(0.0, cli.get<double>("embed-std"));
-    }
-    const auto heldout = check_every > 0
-                             ? passkey::make_heldout(pc, mc.context, cli.get<int64_t>("check-keys"),
-                                                     heldout_seed(cli.seed()))
-                             : passkey::HeldOutSet{};
-    passkey::TaskOptions to;
-    to.curriculum = curriculum;
-    to.final_length = final_length;
-    to.batch = tc.batch;
-    to.answer_weight = cli.get<double>("answer-weight");
-    to.check_every = check_every;
-    to.learned_accuracy = cli.get<double>("learned-accuracy");
-    to.stop_when_learned = cli.flag("stop-when-learned");
-    passkey::PasskeyTask task(to, data, heldout);
-
-    lm::RunSettings run;
-    run.tool = "passkey-train";
-    run.out_dir = out_dir;
-    // The log lives in the run directory (its sidecar names the run's seed and --config for
-    // passkey-eval and passkey-probe, lm::training_record); --out gets a copy.
-    run.log_name = "train_log.csv";
-    run.out_copy = cli.out();
-    run.progress_label = "passkey-train " + out_dir;
-    run.banner = fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}",
-                             model->parameter_count(), data.corpus_rows(), tc.batch, mc.context);
-    run.resume = cli.flag("resume");
-    run.provenance = [&cli] { return Provenance::from(cli).to_json(); };
-    run.stop_after = cli.get<int64_t>("stop-after");
-    const auto outcome = lm::run_training(model, tc, task, run, *lm::single_process());
+    const auto outcome = passkey::train_passkey(s);
     if (outcome.diverged) {  // exit code 3, as lm-train's (lm/README.md)
       std::cerr << "error: " << outcome.message << "\n";
       return 3;
     }
     if (outcome.nothing_to_do.empty())
       std::cerr << fmt::format("passkey-train: done, {} steps, {}\n", outcome.steps_done,
-                               cli.out().empty() ? out_dir + "/train_log.csv" : cli.out());
+                               cli.out().empty() ? s.run.out_dir + "/train_log.csv" : cli.out());
   } catch (const UsageError& e) {  // bad input found before training: exit 2
     fail_usage(e.what());
   } catch (const std::invalid_argument& e) {

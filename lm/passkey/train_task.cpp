@@ -74,8 +74,9 @@ std::vector<Stage> parse_curriculum(const std::string& text, int64_t final_lengt
   return stages;
 }
 
-PasskeyTask::PasskeyTask(TaskOptions options, BatchMaker& data, const HeldOutSet& heldout)
-    : o_(std::move(options)), data_(data), heldout_(heldout) {}
+PasskeyTask::PasskeyTask(TaskOptions options, lm::LanguageModel& model, BatchMaker& data,
+                         const HeldOutSet& heldout)
+    : o_(std::move(options)), model_(model), data_(data), heldout_(heldout) {}
 
 std::string PasskeyTask::log_header() const { return kLogColumns; }
 
@@ -90,32 +91,32 @@ std::string PasskeyTask::upgrade_log_rows(const std::string& rows) const {
   return out;
 }
 
-double PasskeyTask::forward_backward(lm::LanguageModel& model, int64_t step, int64_t& tokens) {
+double PasskeyTask::forward_backward(int64_t step, int64_t& tokens) {
   length_ = length_at(o_.curriculum, step, o_.final_length);
   const auto batch = data_.next(length_);
-  loss_ = passkey_loss(model, batch, o_.answer_weight);
+  loss_ = passkey_loss(model_, batch, o_.answer_weight);
   const double value = loss_.total.item<double>();
   if (std::isfinite(value)) loss_.total.backward();
   tokens += batch.tokens.numel();
   return value;
 }
 
-void PasskeyTask::evaluate(lm::LanguageModel& model, int64_t done) {
+void PasskeyTask::evaluate(int64_t done) {
   check_cell_.clear();
   if (o_.check_every == 0 || done % o_.check_every != 0) return;
-  const double acc = heldout_accuracy(model, heldout_, o_.batch);
+  const double acc = heldout_accuracy(model_, heldout_, o_.batch);
   check_cell_ = fmt::format("{:.4f}", acc);
   learned_now_ = acc >= o_.learned_accuracy;
   check_step_ = done;
   last_check_ = fmt::format(" held-out {:.2f} at {}", acc, done);
 }
 
-std::string PasskeyTask::log_row(const lm::StepRecord& r) const {
+std::string PasskeyTask::log_row(const StepRecord& r) const {
   return fmt::format("{},{},{},{},{},{},{:.1f},{},{}", r.step, r.tokens, r.loss, loss_.all_ce,
                      loss_.answer_ce, r.lr, r.elapsed_s, length_, check_cell_);
 }
 
-std::string PasskeyTask::progress_note(const lm::StepRecord& r) const {
+std::string PasskeyTask::progress_note(const StepRecord& r) const {
   return fmt::format("loss {:.3f} answer {:.3f}{}", r.loss, loss_.answer_ce, last_check_);
 }
 

@@ -1,11 +1,12 @@
-// passkey-train's study for the suite's one trainer (lm/trainer.h): batches of length-L passkey
-// prompts mixed with optional corpus text (lm/passkey/batch.h), an optional length curriculum,
+// passkey-train's study for the suite's one training loop (experiments/train_loop.h): batches
+// of length-L passkey prompts mixed with optional corpus text (lm/passkey/batch.h), an optional length curriculum,
 // the passkey loss, held-out checks of the answer and a stop once a run has learned the task.
 #pragma once
 
 #include "lm/passkey/batch.h"
 #include "lm/passkey/heldout.h"
-#include "lm/trainer.h"
+#include "experiments/train_loop.h"
+#include "lm/model.h"
 
 #include <cstdint>
 #include <string>
@@ -30,24 +31,26 @@ struct TaskOptions {
   bool stop_when_learned = false;
 };
 
-class PasskeyTask final : public lm::TrainTask {
+class PasskeyTask final : public TrainTask {
  public:
-  // `data` and `heldout` (empty when check_every is 0) stay owned by the caller.
-  PasskeyTask(TaskOptions options, BatchMaker& data, const HeldOutSet& heldout);
+  // `model`, `data` and `heldout` (empty when check_every is 0) stay owned by the caller.
+  PasskeyTask(TaskOptions options, lm::LanguageModel& model, BatchMaker& data,
+              const HeldOutSet& heldout);
 
   std::string log_header() const override;
   std::string upgrade_log_rows(const std::string& rows) const override;
   std::string data_state() const override { return data_.state(); }
   void set_data_state(const std::string& s) override { data_.set_state(s); }
-  double forward_backward(lm::LanguageModel& model, int64_t step, int64_t& tokens) override;
-  void evaluate(lm::LanguageModel& model, int64_t done) override;
-  std::string log_row(const lm::StepRecord& r) const override;
-  std::string progress_note(const lm::StepRecord& r) const override;
+  double forward_backward(int64_t step, int64_t& tokens) override;
+  void evaluate(int64_t done) override;
+  std::string log_row(const StepRecord& r) const override;
+  std::string progress_note(const StepRecord& r) const override;
   std::string goal_reached() const override;
   std::string goal_reached_in(const std::string& log_rows) const override;
 
  private:
   TaskOptions o_;
+  lm::LanguageModel& model_;
   BatchMaker& data_;
   const HeldOutSet& heldout_;
   PasskeyLoss loss_{};       // the last step's loss terms, for the log

@@ -1,7 +1,7 @@
-#include "lm/train_loop.h"
+#include "lm/optimizer.h"
 
-#include <cmath>
 #include <string>
+#include <vector>
 
 namespace fpa::lm {
 
@@ -19,33 +19,6 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(LanguageModel& model, const 
   groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
                                     torch::optim::AdamWOptions(options).weight_decay(0.0)));
   return std::make_unique<torch::optim::AdamW>(std::move(groups), options);
-}
-
-TrainLoopResult run_train_loop(LanguageModel& model, torch::optim::Optimizer& optimizer,
-                               const TrainConfig& t, int64_t first_step,
-                               const TrainLoopHooks& hooks) {
-  TrainLoopResult r;
-  r.steps_done = first_step;
-  const auto params = model->parameters();
-  for (int64_t step = first_step; step < t.steps; ++step) {
-    const double lr = learning_rate(t, step);
-    for (auto& g : optimizer.param_groups())
-      static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-    optimizer.zero_grad();
-    r.loss = hooks.forward_backward(step);
-    if (!std::isfinite(r.loss)) {
-      r.diverged = true;
-      return r;
-    }
-    if (t.clip > 0) torch::nn::utils::clip_grad_norm_(params, t.clip);
-    optimizer.step();
-    r.steps_done = step + 1;
-    if (hooks.after_step(step + 1, r.loss, lr)) {
-      r.stopped = true;
-      return r;
-    }
-  }
-  return r;
 }
 
 }  // namespace fpa::lm
