@@ -43,7 +43,9 @@ TEST(SyntheticTrain, TrainsOnTheSuitesSchedule) {
   ASSERT_EQ(r.curve.size(), 5u);
   for (const auto& p : r.curve)
     if (p.step > 0) EXPECT_EQ(p.lr, fpa::learning_rate(c, p.step - 1)) << p.step;
-  EXPECT_NEAR(r.curve.back().lr, c.lr * c.min_lr_ratio, 1e-3 * c.lr);
+  // The last point (step 19 of 20) is on the cosine, just above its floor.
+  EXPECT_LT(r.curve.back().lr, 0.15 * c.lr);
+  EXPECT_GT(r.curve.back().lr, c.lr * c.min_lr_ratio);
 }
 
 TEST(SyntheticTrain, FpaLearnsBracketsFromDefaultInitialisation) {
