@@ -107,12 +107,11 @@ TEST(CachePolicy, SharedBudgetGoesToTheHeadThatNeedsIt) {
 TEST(CachePolicy, WindowKeepsSinksAndRecentTokens) {
   Settings s;
   s.sinks = 2;
-  s.window = 3;
+  s.budget = 0.5;
+  // The window is derived from the budget: 0.5 * 10 - 2 sinks = 3 recent tokens at the end ...
   auto keep = select("window", s, {head(std::vector<double>(10, 0.0))}, 9, 10);
   EXPECT_EQ(keep[0], (std::vector<bool>{true, true, false, false, false, false, false, true, true, true}));
-  // Derived from the budget: 0.5 * 20 - 2 sinks = 8 recent tokens at the end.
-  s.window = 0;
-  s.budget = 0.5;
+  // ... and 0.5 * 20 - 2 sinks = 8 at length 20.
   EXPECT_EQ(kept(select("window", s, {head(std::vector<double>(20, 0.0))}, 19, 20)), 10);
 }
 
