@@ -196,6 +196,7 @@ case_ out-of-range "--split" lm-compress --split train --checkpoint "$s/run" --c
 case_ missing-path "--checkpoint" lm-compress --checkpoint "$s/no-such" --corpus "$s/corpus"
 case_ corrupt-checkpoint "flipped.pt" lm-compress --checkpoint "$s/flipped.pt" --corpus "$s/corpus" --out "$s/new.csv"
 case_ out-of-range "--policies" passkey-eval --policies full,full --checkpoint "$s/run"
+case_ out-of-range "--observe must be smaller than --timed-tokens" passkey-eval --policies full,snapkv --observe 256 --checkpoint "$s/run" --train-len 300 --out "$s/new.csv"
 case_ out-of-range "--lengths" passkey-eval --lengths 1,1 --checkpoint "$s/run"
 case_ unallocatable "passkey-eval" passkey-eval --checkpoint "$s/run" --train-len 300 --lengths 1000000000 --out "$s/new.csv"
 case_ unallocatable "--train-len" passkey-eval --checkpoint "$s/run" --train-len 10000000 --lengths 8 --out "$s/new.csv"
