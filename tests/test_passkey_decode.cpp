@@ -184,6 +184,12 @@ TEST(PasskeyDecode, ObserveWindowMustLieInTheSingleTokenTail) {
   const auto prompt = passkey::make_prompt(passkey::PromptConfig{}, 600, 0.5, "12345");
   EXPECT_THROW(passkey::run_prompt(dec, prompt, *snapkv, {}, schedule, 5), UsageError);
   EXPECT_EQ(dec.length(), 0);
+  // At the limit, observe = timed tokens - 1, the observed queries are the single-token steps
+  // before the last: the prompt runs, and its one eviction compresses the cache.
+  schedule.timed_tokens = 9;
+  const auto r = passkey::run_prompt(dec, prompt, *snapkv, {}, schedule, 5);
+  EXPECT_EQ(r.generated.size(), 5u);
+  EXPECT_LT(r.occupancy, 1.0);
 }
 
 // The certified policy's occupancy follows the field: with constant increments (weights 0) a
