@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include <cstring>
 #include <filesystem>
@@ -377,18 +378,26 @@ TrainingRecord training_record(const std::string& checkpoint) {
   }
   fs::path dir(checkpoint);
   if (fs::is_regular_file(dir)) dir = dir.parent_path();
-  std::ifstream in(fs::exists(dir / "log.csv.json") ? dir / "log.csv.json"
-                                                     : dir / "train_log.csv.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto json = text.str();
-  auto after = [&](const std::string& key) {
-    const auto at = json.find(key);
-    if (at == std::string::npos) return std::string();
-    const auto from = at + key.size();
-    return json.substr(from, json.find_first_of(",\"\n", from) - from);
-  };
-  return {after("\n  \"seed\": "), after("\n    \"config\": \"")};
+  const auto sidecar = fs::exists(dir / "log.csv.json") ? dir / "log.csv.json"
+                                                        : dir / "train_log.csv.json";
+  std::ifstream in(sidecar);
+  if (!in) return {};  // no sidecar: runs trained before passkey-train kept its log there
+  // The sidecar is experiments/provenance.cpp's JSON: {"seed": <integer>, ..., "config": {<flag>:
+  // "<value>", ...}}; the run's --config file is the "config" entry of that object (absent when
+  // none was given). Indentation and key order do not matter.
+  const auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    std::cerr << fmt::format("warning: '{}' is not a provenance JSON object; the training run's "
+                             "seed and --config are recorded as unknown (empty)\n", sidecar.string());
+    return {};
+  }
+  TrainingRecord record;
+  if (const auto seed = json.find("seed"); seed != json.end() && seed->is_number())
+    record.seed = seed->dump();
+  if (const auto options = json.find("config"); options != json.end() && options->is_object())
+    if (const auto file = options->find("config"); file != options->end() && file->is_string())
+      record.config = file->get<std::string>();
+  return record;
 }
 
 void CheckpointFormat::save(const std::string& path, const RunProgress& p) {

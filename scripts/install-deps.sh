@@ -7,7 +7,7 @@ PACKAGES=(
   cmake ninja-build g++ make ccache git
   libtorch-dev libeigen3-dev libboost-program-options-dev libfmt-dev
   libgtest-dev librapidcheck-dev libfccp-dev libbenchmark-dev libglpk-dev
-  libgloo-dev libopenblas0-pthread python3-matplotlib
+  libgloo-dev libopenblas0-pthread python3-matplotlib nlohmann-json3-dev
   python3-torch  # PyTorch for /usr/bin/python3: the operators and models from Python (tests)
 )
 # Tools that may come from elsewhere than Debian (Node.js often does): installed from Debian

@@ -1,8 +1,9 @@
-# Language-model area tests (lm/): corpus, model, training (resume, NaN), 2-rank data parallelism.
+# Language-model area tests (lm/): corpus, model, training (resume, NaN), provenance sidecars,
+# 2-rank data parallelism.
 if(TARGET fpa_lm)
   set(_lm ${CMAKE_CURRENT_LIST_DIR})
   fpa_test(test_lm ${_lm}/test_lm_corpus.cpp ${_lm}/test_lm_model.cpp ${_lm}/test_lm_train.cpp
-           ${_lm}/test_lm_settings.cpp ${_lm}/test_lm_util.cpp)
+           ${_lm}/test_lm_settings.cpp ${_lm}/test_lm_provenance.cpp ${_lm}/test_lm_util.cpp)
   target_link_libraries(test_lm PRIVATE fpa_lm)
   # The 2-rank check runs the real launcher: lm-train --nproc 2.
   fpa_test(test_lm_parallel ${_lm}/test_lm_parallel.cpp ${_lm}/test_lm_util.cpp)

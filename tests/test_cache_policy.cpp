@@ -107,12 +107,11 @@ TEST(CachePolicy, SharedBudgetGoesToTheHeadThatNeedsIt) {
 TEST(CachePolicy, WindowKeepsSinksAndRecentTokens) {
   Settings s;
   s.sinks = 2;
-  s.window = 3;
+  s.budget = 0.5;
+  // The window is derived from the budget: 0.5 * 10 - 2 sinks = 3 recent tokens at the end ...
   auto keep = select("window", s, {head(std::vector<double>(10, 0.0))}, 9, 10);
   EXPECT_EQ(keep[0], (std::vector<bool>{true, true, false, false, false, false, false, true, true, true}));
-  // Derived from the budget: 0.5 * 20 - 2 sinks = 8 recent tokens at the end.
-  s.window = 0;
-  s.budget = 0.5;
+  // ... and 0.5 * 20 - 2 sinks = 8 at length 20.
   EXPECT_EQ(kept(select("window", s, {head(std::vector<double>(20, 0.0))}, 19, 20)), 10);
 }
 
@@ -138,40 +137,38 @@ std::vector<HeadView> random_views(int64_t heads, int64_t n) {
 // With a lookahead of T tokens, every budgeted policy leaves room for the T entries per head that
 // arrive before the next eviction: at the last of those queries the cache is still within
 // budget (beyond the one key per head some always keep, when the budget is below that).
-TEST(CachePolicy, EveryBudgetedPolicyLeavesRoomForTheNextTokens) {
-  rc::check("kept + new entries <= budget at query + T", [] {
-    const int64_t n = *rc::gen::inRange<int64_t>(20, 300);
-    const int64_t heads = *rc::gen::inRange<int64_t>(1, 5);
-    const int64_t t = *rc::gen::inRange<int64_t>(0, 40);
-    Settings s;
-    s.budget = *rc::gen::element(0.1, 0.25, 0.5);
-    s.sinks = 2;
-    s.duo_window = 6;
-    s.observe = 4;
-    const auto hs = random_views(heads, n);
-    const std::vector<double> scores(size_t(heads), 0.5);
-    for (const auto& r : registry()) {
-      const auto p = r.make(s);
-      if (!p->budgeted()) continue;
-      const auto keep = select_checked(*p, Context{hs, n - 1, n + t, t, scores});
-      const int64_t later = n + t;
-      if (r.name == "budget") {
-        const int64_t cap = capacity(s.budget, later * heads);
-        if (cap >= (t + 1) * heads) RC_ASSERT(kept(keep) + t * heads <= cap);
-      } else if (r.name == "window") {
-        // Sized at the final length: within the budget there (when the window fits in it).
-        const int64_t cap_per_head = capacity(s.budget, later);
-        if (cap_per_head - s.sinks - t >= 1) RC_ASSERT(kept(keep) + t * heads <= cap_per_head * heads);
-      } else if (r.name == "duo-certified" || r.name == "duo-calibrated") {
-        if (s.duo_window - t >= 1 && s.budget * double(later) >= double(s.sinks + s.duo_window))
-          RC_ASSERT(double(kept(keep) + t * heads) <= s.budget * double(heads * later) + 1e-9);
-      } else {
-        const int64_t cap_per_head = capacity(s.budget, later);
-        if (cap_per_head >= t + 1) RC_ASSERT(kept(keep) + t * heads <= cap_per_head * heads);
-        for (const auto& k : keep) RC_ASSERT(k.back());  // the current token stays
-      }
+RC_GTEST_PROP(CachePolicy, EveryBudgetedPolicyLeavesRoomForTheNextTokens, ()) {
+  const int64_t n = *rc::gen::inRange<int64_t>(20, 300);
+  const int64_t heads = *rc::gen::inRange<int64_t>(1, 5);
+  const int64_t t = *rc::gen::inRange<int64_t>(0, 40);
+  Settings s;
+  s.budget = *rc::gen::element(0.1, 0.25, 0.5);
+  s.sinks = 2;
+  s.duo_window = 6;
+  s.observe = 4;
+  const auto hs = random_views(heads, n);
+  const std::vector<double> scores(size_t(heads), 0.5);
+  for (const auto& r : registry()) {
+    const auto p = r.make(s);
+    if (!p->budgeted()) continue;
+    const auto keep = select_checked(*p, Context{hs, n - 1, n + t, t, scores});
+    const int64_t later = n + t;
+    if (r.name == "budget") {
+      const int64_t cap = capacity(s.budget, later * heads);
+      if (cap >= (t + 1) * heads) RC_ASSERT(kept(keep) + t * heads <= cap);
+    } else if (r.name == "window") {
+      // Sized at the final length: within the budget there (when the window fits in it).
+      const int64_t cap_per_head = capacity(s.budget, later);
+      if (cap_per_head - s.sinks - t >= 1) RC_ASSERT(kept(keep) + t * heads <= cap_per_head * heads);
+    } else if (r.name == "duo-certified" || r.name == "duo-calibrated") {
+      if (s.duo_window - t >= 1 && s.budget * double(later) >= double(s.sinks + s.duo_window))
+        RC_ASSERT(double(kept(keep) + t * heads) <= s.budget * double(heads * later) + 1e-9);
+    } else {
+      const int64_t cap_per_head = capacity(s.budget, later);
+      if (cap_per_head >= t + 1) RC_ASSERT(kept(keep) + t * heads <= cap_per_head * heads);
+      for (const auto& k : keep) RC_ASSERT(k.back());  // the current token stays
     }
-  });
+  }
 }
 
 TEST(CachePolicy, Occupancy) {

@@ -5,6 +5,8 @@
 #include "lm/model.h"
 #include "lm/passkey/evaluate.h"
 
+#include "experiments/usage_error.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -153,6 +155,41 @@ TEST(PasskeyDecode, PromptUnderEveryPolicy) {
       EXPECT_GE(r.occupancy, 0.25 - 0.025) << reg.name;
     }
   }
+}
+
+// SnapKV's observed queries must be decoded one at a time: observe < timed tokens (and < the
+// prompt's length). One check (check_observe_window) that run_prompt makes for every caller, with
+// passkey-eval's message (a UsageError: exit 2 there); other policies are not concerned.
+TEST(PasskeyDecode, ObserveWindowMustLieInTheSingleTokenTail) {
+  cache::Settings s;
+  s.observe = 8;
+  const auto snapkv = cache::make_policy("snapkv", s), window = cache::make_policy("window", s);
+  passkey::DecodeSchedule schedule;
+  schedule.timed_tokens = 9;
+  EXPECT_NO_THROW(passkey::check_observe_window(schedule, *snapkv));
+  EXPECT_NO_THROW(passkey::check_observe_window(schedule, *snapkv, 9));
+  EXPECT_THROW(passkey::check_observe_window(schedule, *snapkv, 8), UsageError);
+  schedule.timed_tokens = 8;
+  try {
+    passkey::check_observe_window(schedule, *snapkv);
+    ADD_FAILURE() << "observe 8 with 8 timed tokens passed";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--observe must be smaller than --timed-tokens (snapkv observes the "
+                           "single-token tail)");
+  }
+  EXPECT_NO_THROW(passkey::check_observe_window(schedule, *window, 1));
+  // run_prompt refuses before decoding anything.
+  auto model = tiny_model(AttentionKind::Fpa, at::kFloat);
+  IncrementalDecoder dec(model);
+  const auto prompt = passkey::make_prompt(passkey::PromptConfig{}, 600, 0.5, "12345");
+  EXPECT_THROW(passkey::run_prompt(dec, prompt, *snapkv, {}, schedule, 5), UsageError);
+  EXPECT_EQ(dec.length(), 0);
+  // At the limit, observe = timed tokens - 1, the observed queries are the single-token steps
+  // before the last: the prompt runs, and its one eviction compresses the cache.
+  schedule.timed_tokens = 9;
+  const auto r = passkey::run_prompt(dec, prompt, *snapkv, {}, schedule, 5);
+  EXPECT_EQ(r.generated.size(), 5u);
+  EXPECT_LT(r.occupancy, 1.0);
 }
 
 // The certified policy's occupancy follows the field: with constant increments (weights 0) a

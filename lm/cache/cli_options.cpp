@@ -3,6 +3,9 @@
 #include "experiments/settings_table.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace fpa::cache {
 
@@ -36,16 +39,28 @@ void add_policy_options(Cli& cli, const PolicyOptionDefaults& d) {
       ("policies", po::value<std::string>()->default_value(d.policies), "cache policies (lm/cache/README.md)")
       ("budgets", po::value<std::string>()->default_value(d.budgets), "kept fractions for the budgeted policies");
   kTable.add_options(cli, tool_settings(Settings{}, d.duo_window, d.query_aware));
-  const bool query_aware = d.query_aware;
-  cli.require([query_aware](const po::variables_map& vm) {
-    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies")) {
-      const auto policy = make_policy(p, Settings{});
-      if (!query_aware && (policy->query_aware() || policy->needs_head_scores()))
-        fail_usage(fmt::format("--policies: {} is not an online, query-agnostic policy (it needs a "
-                               "question or a calibration run); running text has neither", p));
-    }
+  // Every name is a policy: make_policy throws for one that is not, and parse() reports
+  // "bad --policies (unknown cache policy '...' (<the policies>))". A repeated name is refused by
+  // split_unique_list itself.
+  cli.require([](const po::variables_map& vm) {
+    for (const auto& p : split_unique_list(vm["policies"].as<std::string>(), "policies"))
+      make_policy(p, Settings{});
     return true;
   }, "bad --policies");
+  if (d.query_aware) return;
+  // A tool without a question or a calibration run (lm-compress: running text) runs only online,
+  // query-agnostic policies. The names are known here (the check above runs first).
+  std::vector<std::string> needs_more;
+  for (const auto& r : registry())
+    if (const auto p = r.make(Settings{}); p->query_aware() || p->needs_head_scores())
+      needs_more.push_back(r.name);
+  cli.require([needs_more](const po::variables_map& vm) {
+    for (const auto& p : split_list(vm["policies"].as<std::string>(), "policies"))
+      if (std::find(needs_more.begin(), needs_more.end(), p) != needs_more.end()) return false;
+    return true;
+  }, fmt::format("--policies: {} runs online, query-agnostic policies only, not {} (each needs a "
+                 "question or a calibration run; running text has neither)",
+                 cli.program(), fmt::join(needs_more, ", ")));
 }
 
 Settings settings_from(const Cli& cli) {

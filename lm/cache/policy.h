@@ -30,7 +30,6 @@ struct Settings {
   double budget = 0.25;      // budgeted policies: kept fraction of a full cache, in (0, 1]
   double epsilon = 1e-3;     // certified policies (fpa-certified, fox-acp)
   int64_t sinks = 4;         // window, h2o's and duo's window heads: first positions always kept
-  int64_t window = 0;        // window: W recent tokens; 0 derives it from budget and final length
   int64_t duo_window = 60;   // duo-*: recent tokens a window head keeps (beside the sinks)
   int64_t observe = 32;      // snapkv: the prompt's last queries whose attention scores keys
   uint64_t seed = 0;         // random: which keys survive

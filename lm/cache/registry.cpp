@@ -65,7 +65,6 @@ void Settings::validate() const {
   if (!(epsilon > 0 && epsilon < 1)) throw std::invalid_argument("policy: epsilon must be in (0, 1)");
   if (!(budget > 0 && budget <= 1)) throw std::invalid_argument("policy: budget must be in (0, 1]");
   if (sinks < 0) throw std::invalid_argument("policy: sinks must be >= 0");
-  if (window < 0) throw std::invalid_argument("policy: window must be >= 0");
   if (duo_window < 1) throw std::invalid_argument("policy: duo window must be >= 1");
   if (observe < 1) throw std::invalid_argument("policy: observe must be >= 1");
 }

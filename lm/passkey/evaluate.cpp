@@ -1,5 +1,7 @@
 #include "lm/passkey/evaluate.h"
 
+#include "experiments/usage_error.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -45,6 +47,14 @@ void DecodeSchedule::validate() const {
   if (timed_tokens < 1) throw std::invalid_argument("decode schedule: timed_tokens must be >= 1");
 }
 
+void check_observe_window(const DecodeSchedule& schedule, const cache::Policy& policy,
+                          int64_t prompt_tokens) {
+  const int64_t tail = std::min(schedule.timed_tokens, prompt_tokens);  // single-token steps
+  if (policy.query_aware() && policy.settings().observe >= tail)
+    throw UsageError("--observe must be smaller than --timed-tokens (snapkv observes the "
+                     "single-token tail)");
+}
+
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
                         const cache::Policy& policy, const std::vector<double>& head_scores,
                         const DecodeSchedule& schedule, int key_digits) {
@@ -59,11 +69,8 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
   const auto tokens = at::tensor(ids, at::kLong);
   const int64_t n_prompt = prompt.answer_start, final_length = n_prompt + key_digits;
   const int64_t tail = std::min(schedule.timed_tokens, n_prompt);  // single-token prompt steps
+  check_observe_window(schedule, policy, n_prompt);  // so observe_from >= n_prompt - tail
   const int64_t observe_from = n_prompt - 1 - policy.settings().observe;  // query-aware
-  if (query_aware && observe_from < n_prompt - tail)
-    throw std::invalid_argument(
-        "passkey: a query-aware policy's observation window must lie in the single-token tail "
-        "(observe < timed tokens)");
   const auto t0 = Clock::now();
   for (int64_t s = 0; s < n_prompt - tail; s += schedule.chunk) {
     decoder.step(tokens.slice(0, s, std::min(s + schedule.chunk, n_prompt - tail)));

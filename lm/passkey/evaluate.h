@@ -17,6 +17,8 @@
 #include "lm/decode.h"
 #include "lm/passkey/prompt.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,18 @@ struct PromptResult {
   double prefill_ms = 0;
 };
 
+// A query-aware policy (SnapKV) tracks the attention of its `observe` queries while they are
+// decoded one at a time: they must lie in the prompt's single-token tail, observe < timed_tokens
+// (and < prompt_tokens, the prompt's length, when that is shorter). Otherwise throws UsageError
+// "--observe must be smaller than --timed-tokens (snapkv observes the single-token tail)"; other
+// policies always pass. run_prompt checks every prompt with it, so every caller passes through
+// it; a tool may also call it on each policy before its first prompt, to refuse bad input before
+// any work (passkey-eval does).
+void check_observe_window(const DecodeSchedule& schedule, const cache::Policy& policy,
+                          int64_t prompt_tokens = std::numeric_limits<int64_t>::max());
+
 // head_scores: one per layer and head for a policy that needs them (duo-calibrated), else empty.
+// Throws UsageError (check_observe_window) for a query-aware policy that does not fit `schedule`.
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
                         const cache::Policy& policy, const std::vector<double>& head_scores,
                         const DecodeSchedule& schedule, int key_digits);

@@ -100,9 +100,12 @@ int main(int argc, char** argv) {
     if (!skipped.empty())
       std::cerr << fmt::format("passkey-eval: {} skipped (a softmax model has no bias to rank by)\n",
                                fmt::join(skipped, ", "));
-    if (std::any_of(policies.begin(), policies.end(), [](const auto& p) { return p->query_aware(); }) &&
-        cli.get<int64_t>("observe") + 1 >= cli.get<int64_t>("timed-tokens"))
-      fail_usage("--observe must be smaller than --timed-tokens (snapkv observes the single-token tail)");
+    DecodeSchedule schedule;
+    schedule.chunk = cli.get<int64_t>("chunk");
+    schedule.evict_every = cli.get<int64_t>("evict-every");
+    schedule.timed_tokens = cli.get<int64_t>("timed-tokens");
+    // run_prompt's check, before the first prompt: bad input costs no work (UsageError, exit 2).
+    for (const auto& policy : policies) check_observe_window(schedule, *policy);
 
     const auto depths = spread_depths(cli.get<int>("depths"));
     const std::vector<std::string> cell_columns = {
@@ -117,10 +120,6 @@ int main(int argc, char** argv) {
                                      "accuracy", "n_keys", "decode_ms_per_token", "epsilon",
                                      "per_head", "prefill_ms", "decode_cpu_ms_per_token", "run"});
 
-    DecodeSchedule schedule;
-    schedule.chunk = cli.get<int64_t>("chunk");
-    schedule.evict_every = cli.get<int64_t>("evict-every");
-    schedule.timed_tokens = cli.get<int64_t>("timed-tokens");
     lm::IncrementalDecoder decoder(loaded.model);
     std::vector<double> head_scores;  // duo-calibrated's, from prompts at L
     if (std::any_of(policies.begin(), policies.end(), [](const auto& p) { return p->needs_head_scores(); }))
