@@ -1,11 +1,11 @@
 // The single entry point: validates shapes, then dispatches to an implementation.
-#include "attention.h"
+#include "kernels/attention.h"
 
-#include "checks.h"
-#include "fused_cpu.h"
-#include "reference.h"
+#include "kernels/checks.h"
+#include "kernels/cpu/fused_cpu.h"
+#include "kernels/reference.h"
 #ifdef FPA_WITH_CUDA
-#include "cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_attention.h"
 #endif
 
 #include <fmt/format.h>

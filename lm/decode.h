@@ -1,5 +1,5 @@
 // Incremental decoding of a LanguageModel (lm/model.h): a loop over tokens through the model's
-// cached forward pass, one fpa::KvCache per layer (kernels/kv_cache.h), which holds each head's
+// cached forward pass, one fpa::KvCache per layer (kernels/cpu/kv_cache.h), which holds each head's
 // keys, values and the variant's per-key state (FPA's carried path minimum, FoX's cumulative
 // gate) and computes the bias. With nothing evicted this is exactly the full forward pass
 // (tests/test_passkey_decode.cpp).
@@ -25,7 +25,7 @@ namespace fpa::lm {
 
 class IncrementalDecoder {
  public:
-  // impl: the cached operator's implementation (kernels/kv_cache.h), fused unless a test asks.
+  // impl: the cached operator's implementation (kernels/cpu/kv_cache.h), fused unless a test asks.
   explicit IncrementalDecoder(LanguageModel model, fpa::Impl impl = fpa::Impl::Fused);
 
   // tokens: 1-D int64 of T >= 1 new tokens. Returns logits (T, vocab) for them.

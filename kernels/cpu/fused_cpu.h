@@ -8,7 +8,7 @@
 // differentiates through the reference instead, with its n x n memory.
 #pragma once
 
-#include "attention.h"
+#include "kernels/attention.h"
 
 #include <cstdint>
 

@@ -1,11 +1,11 @@
 // The autograd wrapper around the fused CPU kernels: contiguity, dtype dispatch, the saved
 // tensors, and the reduction of the backward's per-chunk slots.
-#include "fused_cpu.h"
+#include "kernels/cpu/fused_cpu.h"
 
-#include "checks.h"
-#include "fused_gemm.h"
-#include "fused_kernels.h"
-#include "reference.h"
+#include "kernels/checks.h"
+#include "kernels/cpu/fused_gemm.h"
+#include "kernels/cpu/fused_kernels.h"
+#include "kernels/reference.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
