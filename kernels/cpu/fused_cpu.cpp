@@ -1,37 +1,25 @@
-// The autograd wrapper around the fused CPU kernels: contiguity, dtype dispatch, the saved
-// tensors, and the reduction of the backward's per-chunk slots.
+// The fused CPU kernels behind the kernels' autograd function (kernels/kernel_autograd.h): dtype
+// dispatch, the row log-sum-exp saved for the backward, and the reduction of the backward's
+// per-chunk slots.
 #include "kernels/cpu/fused_cpu.h"
 
 #include "kernels/checks.h"
 #include "kernels/cpu/fused_gemm.h"
 #include "kernels/cpu/fused_kernels.h"
-#include "kernels/reference.h"
+#include "kernels/kernel_autograd.h"
 
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <torch/csrc/autograd/custom_function.h>
-
-#include <cmath>
 
 namespace fpa {
 namespace {
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-fused::Problem make_problem(const at::Tensor& q, const at::Tensor& v, Variant variant,
-                            FpaBackward fpa_backward, double tau, double scale, int64_t tile) {
-  fused::Problem p;
-  p.batch = q.size(0);
-  p.heads = q.size(1);
-  p.n = q.size(2);
-  p.d = q.size(3);
-  p.dv = v.size(3);
-  p.variant = variant;
-  p.fpa_backward = fpa_backward;
-  p.tau = tau;
-  p.scale = scale > 0 ? scale : 1.0 / std::sqrt(double(p.d));
-  p.tile = tile;
+fused::Problem make_problem(const at::Tensor& q, const at::Tensor& v, const KernelCall& c) {
+  auto p = problem_sizes<fused::Problem>(q, v, c);
+  p.variant = c.variant;
+  p.fpa_backward = c.fpa_backward;
+  p.tau = c.tau;
+  p.tile = c.tile;
   return p;
 }
 
@@ -40,14 +28,15 @@ T* ptr_or_null(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
-struct FusedAttention : public torch::autograd::Function<FusedAttention> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_in, const at::Tensor& k_in,
-                            const at::Tensor& v_in, const at::Tensor& gate_in, int64_t variant,
-                            int64_t fpa_backward, double tau, double scale, int64_t tile) {
-    auto q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
-    const auto var = static_cast<Variant>(variant);
-    at::Tensor gate = var == Variant::Softmax ? at::Tensor() : gate_in.contiguous();
-    const auto p = make_problem(q, v, var, static_cast<FpaBackward>(fpa_backward), tau, scale, tile);
+// The fused CPU kernels in the kernels' autograd function (kernels/kernel_autograd.h).
+struct CpuKernels {
+  using DeviceGuard = NoDeviceGuard;
+
+  static void check_backward(const KernelCall&) {}  // every variant and backward mode
+
+  static KernelForward forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& gate, const KernelCall& c) {
+    const auto p = make_problem(q, v, c);
     auto out = at::empty(v.sizes(), v.options());
     auto lse = at::empty({p.batch, p.heads, p.n}, q.options());
     if (p.n > 0) {
@@ -57,38 +46,17 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
                                      out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>()});
       });
     }
-    // The inputs as given, not their contiguous copies: a double backward differentiates
-    // through them (backward makes them contiguous again, free when they already are).
-    ctx->save_for_backward({q_in, k_in, v_in, gate_in, out, lse});
-    ctx->saved_data["variant"] = variant;
-    ctx->saved_data["fpa_backward"] = fpa_backward;
-    ctx->saved_data["tau"] = tau;
-    ctx->saved_data["scale"] = scale;
-    ctx->saved_data["tile"] = tile;
-    return out;
+    return {out, {lse}};
   }
 
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const auto var = static_cast<Variant>(ctx->saved_data["variant"].toInt());
-    const auto fpa_backward = static_cast<FpaBackward>(ctx->saved_data["fpa_backward"].toInt());
-    const double tau = ctx->saved_data["tau"].toDouble();
-    const double scale = ctx->saved_data["scale"].toDouble();
-    if (at::GradMode::is_enabled()) {
-      // create_graph=True (double backward): the kernels below give first derivatives only, so
-      // the gradient is recomputed through the reference's differentiable ops (n x n memory).
-      const AttentionOptions ref{var, Impl::Reference, fpa_backward, tau, scale};
-      const auto g = reference_attention_grads(saved[0], saved[1], saved[2],
-                                               var == Variant::Softmax ? at::Tensor() : saved[3],
-                                               ref, grads[0]);
-      return {g[0], g[1], g[2], g[3], at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
-              at::Tensor()};
-    }
-    const auto q = saved[0].contiguous(), k = saved[1].contiguous(), v = saved[2].contiguous();
-    const auto gate = var == Variant::Softmax ? at::Tensor() : saved[3].contiguous();
-    const auto &out = saved[4], &lse = saved[5];
-    const auto p = make_problem(q, v, var, fpa_backward, tau, scale, ctx->saved_data["tile"].toInt());
-    auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
+  // dK, dV and the gate gradient come per chunk of query blocks (`slots`), summed here in a
+  // fixed order.
+  static KernelGrads backward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                              const at::Tensor& gate, const at::Tensor& out,
+                              const std::vector<at::Tensor>& saved, const at::Tensor& dout,
+                              const KernelCall& c) {
+    const auto& lse = saved[0];
+    const auto p = make_problem(q, v, c);
     const int64_t slots = fused::backward_slots(p, at::get_num_threads());
     auto dq = at::empty(q.sizes(), q.options());
     auto dk = at::zeros({slots, p.batch, p.heads, p.n, p.d}, q.options());
@@ -108,14 +76,8 @@ struct FusedAttention : public torch::autograd::Function<FusedAttention> {
     auto reduce = [](const at::Tensor& s) { return s.size(0) == 1 ? s[0] : s.sum(0); };
     dk = reduce(dk);
     dv = reduce(dv);
-    if (dgate.defined()) {
-      dgate = reduce(dgate);
-      // FoX: the kernel produced dLoss/dF; F = cumsum(log f) so d log f_t = sum_{s >= t} dF_s.
-      if (var == Variant::Fox) dgate = dgate.flip(-1).cumsum(-1).flip(-1);
-      dgate = dgate.to(q.scalar_type());
-    }
-    return {dq, dk, dv, dgate, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor()};
+    if (dgate.defined()) dgate = reduce(dgate);
+    return {dq, dk, dv, dgate};
   }
 };
 
@@ -126,12 +88,7 @@ at::Tensor fused_attention_cpu(const at::Tensor& q, const at::Tensor& k, const a
                                int64_t tile) {
   check(tile >= 1 && tile <= 256, "fused attention: tile size must be in [1, 256]");
   check(!q.is_cuda(), "fused attention: CPU tensors only");
-  // An undefined tensor cannot pass through an autograd function's arguments in every LibTorch
-  // version; softmax gets an empty placeholder that the kernels ignore.
-  const at::Tensor g = opts.variant == Variant::Softmax ? at::empty({0}, q.options()) : gate;
-  return FusedAttention::apply(q, k, v, g, static_cast<int64_t>(opts.variant),
-                               static_cast<int64_t>(opts.fpa_backward), opts.st_temperature,
-                               opts.scale, tile);
+  return kernel_attention<CpuKernels>(q, k, v, gate, opts, tile);
 }
 
 int64_t fused_extra_bytes(int64_t batch, int64_t heads, int64_t n, int64_t head_dim,
