@@ -7,7 +7,6 @@
 #include "experiments/torch_runtime.h"
 #include "lm/corpus.h"
 #include "lm/distributed.h"
-#include "lm/impl_choice.h"
 #include "lm/memory.h"
 #include "lm/model.h"
 #include "lm/passkey/train_task.h"
