@@ -1,11 +1,11 @@
 // The single entry point: validates shapes, then dispatches to an implementation.
-#include "attention.h"
+#include "kernels/attention.h"
 
-#include "checks.h"
-#include "fused_cpu.h"
-#include "reference.h"
+#include "kernels/checks.h"
+#include "kernels/cpu/fused_cpu.h"
+#include "kernels/reference.h"
 #ifdef FPA_WITH_CUDA
-#include "cuda/cuda_attention.h"
+#include "kernels/cuda/cuda_attention.h"
 #endif
 
 #include <fmt/format.h>
@@ -65,45 +65,6 @@ bool impl_available(Impl i) {
 #else
   return i != Impl::Cuda;
 #endif
-}
-
-std::string to_string(Variant v) {
-  switch (v) {
-    case Variant::Softmax: return "softmax";
-    case Variant::Fox: return "fox";
-    case Variant::Fpa: return "fpa";
-  }
-  return "?";
-}
-std::string to_string(Impl i) {
-  switch (i) {
-    case Impl::Reference: return "reference";
-    case Impl::Fused: return "fused";
-    case Impl::Cuda: return "cuda";
-  }
-  return "?";
-}
-std::string to_string(FpaBackward g) {
-  return g == FpaBackward::Exact ? "exact" : "straight-through";
-}
-
-Variant parse_variant(const std::string& s) {
-  if (s == "softmax") return Variant::Softmax;
-  if (s == "fox") return Variant::Fox;
-  if (s == "fpa") return Variant::Fpa;
-  throw std::invalid_argument(fmt::format("unknown attention variant '{}' (softmax, fox, fpa)", s));
-}
-Impl parse_impl(const std::string& s) {
-  if (s == "reference") return Impl::Reference;
-  if (s == "fused") return Impl::Fused;
-  if (s == "cuda") return Impl::Cuda;
-  throw std::invalid_argument(fmt::format("unknown implementation '{}' (reference, fused, cuda)", s));
-}
-FpaBackward parse_fpa_backward(const std::string& s) {
-  if (s == "exact") return FpaBackward::Exact;
-  if (s == "straight-through") return FpaBackward::StraightThrough;
-  throw std::invalid_argument(
-      fmt::format("unknown FPA backward mode '{}' (exact, straight-through)", s));
 }
 
 }  // namespace fpa

@@ -13,30 +13,16 @@
 //   returns : (B, H, N, D), query i attends to keys j <= i.
 // Logits are  scale * q_i . k_j + b_ij  with scale = 1/sqrt(D) unless given.
 // All implementations are differentiable in q, k, v and gate through LibTorch autograd.
+// The options (Variant, Impl, FpaBackward, AttentionOptions) and their names: kernels/options.h.
 #pragma once
+
+#include "kernels/options.h"
 
 #include <ATen/ATen.h>
 
 #include <string>
 
 namespace fpa {
-
-enum class Variant { Softmax, Fox, Fpa };
-enum class Impl { Reference, Fused, Cuda };
-
-// Backward rule of FPA's path minimum (the forward pass is always the exact minimum).
-//   Exact          : subgradient; d min / d phi_l = 1 at the attaining position l*.
-//                    Ties: l* is the LATEST position attaining the minimum.
-//   StraightThrough: the gradient of the soft minimum -tau_s log sum_l exp(-phi_l / tau_s).
-enum class FpaBackward { Exact, StraightThrough };
-
-struct AttentionOptions {
-  Variant variant = Variant::Softmax;
-  Impl impl = Impl::Reference;
-  FpaBackward fpa_backward = FpaBackward::Exact;
-  double st_temperature = 1.0;  // tau_s of the straight-through soft minimum, > 0
-  double scale = 0.0;           // 0 means 1/sqrt(D)
-};
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const at::Tensor& gate, const AttentionOptions& opts);
@@ -59,14 +45,6 @@ at::Tensor alive_sets(const at::Tensor& bias, double tau = 0.0);
 // RoPE for the Transformer baseline: rotates pairs (x[2m], x[2m+1]) of the last dimension of
 // x (B, H, N, D) by angle (offset + t) * base^(-2m/D). D must be even.
 at::Tensor apply_rope(const at::Tensor& x, int64_t offset = 0, double base = 10000.0);
-
-// Names used on command lines and in CSVs.
-std::string to_string(Variant v);
-std::string to_string(Impl i);
-std::string to_string(FpaBackward g);
-Variant parse_variant(const std::string& s);  // "softmax", "fox", "fpa"; throws on others
-Impl parse_impl(const std::string& s);        // "reference", "fused", "cuda"
-FpaBackward parse_fpa_backward(const std::string& s); // "exact", "straight-through"
 
 // Whether an implementation was compiled into this build (Cuda needs a CUDA LibTorch).
 bool impl_available(Impl i);

@@ -1,5 +1,6 @@
 // What an eviction policy sees of one attention head's KV cache: plain numbers, no tensors, so
-// that policies stay pure logic (lm/cache/policy.h). fpa::KvCache (kernels/kv_cache.h) fills it.
+// that policies stay pure logic (lm/cache/policy.h). fpa::KvCache (kernels/cpu/kv_cache.h)
+// fills it.
 //
 // The bias and positions are always there. Every other signal costs the cache a pass over the
 // head's keys (or, for the accumulated mass, work at every query), so it is filled only when a

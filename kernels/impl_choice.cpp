@@ -23,10 +23,13 @@ std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward) {
   return "unknown implementation";
 }
 
+Impl resolve_impl(const std::string& name, c10::DeviceType device) {
+  if (name == "auto") return device == c10::DeviceType::CUDA ? Impl::Cuda : Impl::Fused;
+  return parse_impl(name);
+}
+
 Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward) {
-  if (name == "auto")
-    return unsupported(Impl::Fused, variant, fpa_backward).empty() ? Impl::Fused : Impl::Reference;
-  const Impl impl = parse_impl(name);
+  const Impl impl = resolve_impl(name, c10::DeviceType::CPU);
   if (const auto why = unsupported(impl, variant, fpa_backward); !why.empty())
     throw std::invalid_argument(fmt::format("--impl {} with variant {}: {}", name, to_string(variant), why));
   return impl;

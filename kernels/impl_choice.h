@@ -1,13 +1,18 @@
-// Which attention implementation a caller uses: "reference", "fused", "cuda", or "auto" (fused
-// when this build's fused CPU kernel supports the variant and backward mode, reference
-// otherwise). Every tool's --impl takes these names with the default "auto".
+// Which attention implementation a caller uses: "reference", "fused", "cuda", or "auto". Every
+// tool's --impl and torch.ops.fpa.attention's `impl` take these names, with the default "auto".
+//
+// "auto" has one meaning, decided in one place (resolve_impl): the kernels of the device the
+// tensors are on, `cuda` for a CUDA device and `fused` for the CPU. The command-line tools run
+// on the CPU, so their auto is `fused` (which runs every variant and backward mode).
 //
 // What each implementation supports is a table (impl_choice.cpp), answered without running a
 // kernel, so choosing draws no random numbers and a tool can refuse an unsupported combination
 // when it parses its options instead of at the first backward pass.
 #pragma once
 
-#include "kernels/attention.h"
+#include "kernels/options.h"
+
+#include <c10/core/DeviceType.h>
 
 #include <string>
 
@@ -18,8 +23,13 @@ namespace fpa {
 // implemented on the GPU").
 std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward);
 
-// "auto" -> Fused when supported, else Reference; a named implementation must be supported.
-// Throws std::invalid_argument on an unknown name or an unsupported combination.
+// The implementation a name stands for on `device`: "auto" -> Cuda on a CUDA device, Fused
+// otherwise; any other name -> parse_impl(name) (throws std::invalid_argument if unknown).
+Impl resolve_impl(const std::string& name, c10::DeviceType device);
+
+// The command-line tools' choice (they run on the CPU): resolve_impl(name, CPU), which must
+// support the combination. Throws std::invalid_argument on an unknown name or an unsupported
+// combination.
 Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward);
 
 }  // namespace fpa

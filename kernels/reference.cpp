@@ -1,6 +1,6 @@
-#include "reference.h"
+#include "kernels/reference.h"
 
-#include "checks.h"
+#include "kernels/checks.h"
 
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>

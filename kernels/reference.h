@@ -2,7 +2,7 @@
 // ground truth every fast implementation is tested against (in float64, gradients included).
 #pragma once
 
-#include "attention.h"
+#include "kernels/attention.h"
 
 #include <vector>
 

@@ -51,14 +51,14 @@ const std::vector<float>& IncrementalDecoder::step_token(int64_t token) {
   return logits_;
 }
 
-std::vector<HeadCacheView> IncrementalDecoder::views(const fpa::CacheSignals& signals) const {
-  std::vector<HeadCacheView> out;
+std::vector<fpa::CacheHeadView> IncrementalDecoder::views(const fpa::CacheSignals& signals) const {
+  std::vector<fpa::CacheHeadView> out;
   for (const auto& c : caches_)
     for (auto& v : c.views(signals)) out.push_back(std::move(v));
   return out;
 }
 
-std::vector<HeadCacheView> IncrementalDecoder::views(bool with_r) const {
+std::vector<fpa::CacheHeadView> IncrementalDecoder::views(bool with_r) const {
   fpa::CacheSignals s;
   s.r = with_r;
   return views(s);

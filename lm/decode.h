@@ -1,5 +1,5 @@
 // Incremental decoding of a LanguageModel (lm/model.h): a loop over tokens through the model's
-// cached forward pass, one fpa::KvCache per layer (kernels/kv_cache.h), which holds each head's
+// cached forward pass, one fpa::KvCache per layer (kernels/cpu/kv_cache.h), which holds each head's
 // keys, values and the variant's per-key state (FPA's carried path minimum, FoX's cumulative
 // gate) and computes the bias. With nothing evicted this is exactly the full forward pass
 // (tests/test_passkey_decode.cpp).
@@ -10,11 +10,11 @@
 // operator at all (the few LibTorch operators that slicing the input and reading the output
 // take per token are a measurable part of a step over a small cache). Eviction:
 // `views()` reports each head's cached positions, current biases and, when asked, R (what a
-// policy needs, lm/decode_cache_view.h); `keep()` removes the entries a policy dropped, per
+// policy needs, kernels/cache_view.h); `keep()` removes the entries a policy dropped, per
 // head. Heads keep different numbers of entries and each attends over its own only.
 #pragma once
 
-#include "lm/decode_cache_view.h"
+#include "kernels/cache_view.h"
 #include "lm/model.h"
 
 #include <ATen/ATen.h>
@@ -25,7 +25,7 @@ namespace fpa::lm {
 
 class IncrementalDecoder {
  public:
-  // impl: the cached operator's implementation (kernels/kv_cache.h), fused unless a test asks.
+  // impl: the cached operator's implementation (kernels/cpu/kv_cache.h), fused unless a test asks.
   explicit IncrementalDecoder(LanguageModel model, fpa::Impl impl = fpa::Impl::Fused);
 
   // tokens: 1-D int64 of T >= 1 new tokens. Returns logits (T, vocab) for them.
@@ -37,8 +37,8 @@ class IncrementalDecoder {
   // All heads of all layers (layer-major), as of the last processed query, with the optional
   // signals asked for (kernels/cache_view.h; each costs a pass over every cached key, the
   // mass needs track_mass). views(with_r) asks for R alone.
-  std::vector<HeadCacheView> views(const fpa::CacheSignals& signals) const;
-  std::vector<HeadCacheView> views(bool with_r = true) const;
+  std::vector<fpa::CacheHeadView> views(const fpa::CacheSignals& signals) const;
+  std::vector<fpa::CacheHeadView> views(bool with_r = true) const;
   // Accumulate every key's attention mass from now on (zeroed; H2O, SnapKV), or stop. A reset()
   // keeps the setting and zeroes the mass.
   void track_mass(bool on);

@@ -19,7 +19,7 @@
 #pragma once
 
 #include "kernels/attention.h"
-#include "kernels/kv_cache.h"
+#include "kernels/cpu/kv_cache.h"
 
 #include <torch/torch.h>
 

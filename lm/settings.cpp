@@ -43,7 +43,7 @@ const SettingsTable<Configs> kTable({
     {"init-std", "init_std", SettingRole::Identity, SettingType::Real, 1e-6, 10,
      "std of the normal initialisation of weight matrices and embeddings", FPA_REAL_SETTING(Configs, model.init_std)},
     {"impl", "impl", SettingRole::Execution, SettingType::Text, 0, 0,
-     "attention implementation: auto (fused when available), reference, fused, cuda",
+     "attention implementation: auto (the device's kernels: fused on the CPU), reference, fused, cuda",
      [](const Configs& c) { return fpa::to_string(c.model.impl); },
      [](Configs& c, const std::string& v) {
        c.model.impl = fpa::choose_impl(v, operator_variant(c.model.kind), c.model.fpa_backward);

@@ -1,6 +1,6 @@
 #include "lm/token_step.h"
 
-#include "kernels/fused_gemm.h"
+#include "kernels/cpu/fused_gemm.h"
 
 #include <fmt/format.h>
 

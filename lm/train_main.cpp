@@ -3,7 +3,6 @@
 #include "experiments/cli.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
-#include "lm/impl_choice.h"
 #include "lm/launcher.h"
 #include "lm/memory.h"
 #include "lm/presets.h"

@@ -26,7 +26,7 @@ const SettingsTable<RunConfig> kTable({
     {"st-temperature", "", R::Identity, T::Real, 1e-6, 1e6, "tau_s of the straight-through soft minimum",
      FPA_REAL_SETTING(RunConfig, model.attention.st_temperature)},
     {"impl", "", R::Execution, T::Text, 0, 0,
-     "attention implementation: auto (fused when available), reference, fused, cuda",
+     "attention implementation: auto (the device's kernels: fused on the CPU), reference, fused, cuda",
      [](const RunConfig& c) { return to_string(c.model.attention.impl); },
      [](RunConfig& c, const std::string& v) {
        auto& a = c.model.attention;

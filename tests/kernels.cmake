@@ -2,6 +2,6 @@
 # CUDA kernels (skipped with a reason unless LibTorch has CUDA and a GPU is present).
 fpa_test(test_fused test_fused.cpp test_fused_properties.cpp test_impl_choice.cpp)
 fpa_test(test_fused_cuda test_fused_cuda.cpp)
-# The cached entry point (kernels/kv_cache.h): decoding with evictions equals the full operator
+# The cached entry point (kernels/cpu/kv_cache.h): decoding with evictions equals the full operator
 # restricted to the kept keys, for every variant and implementation.
 fpa_test(test_kv_cache test_kv_cache.cpp)

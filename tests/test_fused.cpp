@@ -4,7 +4,7 @@
 // monotone stretches.
 #include "test_fused_support.h"
 
-#include "kernels/fused_math.h"
+#include "kernels/cpu/fused_math.h"
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>

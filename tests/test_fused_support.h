@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kernels/attention.h"
-#include "kernels/fused_cpu.h"
+#include "kernels/cpu/fused_cpu.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>

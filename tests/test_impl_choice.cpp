@@ -1,6 +1,7 @@
-// Which implementation runs what (kernels/impl_choice.h): a table, not a probe. `auto` picks the
-// fused kernel for every variant and backward mode and draws no random numbers; a named
-// implementation that cannot run a combination is refused before any work.
+// Which implementation runs what (kernels/impl_choice.h): a table, not a probe. `auto` is the
+// kernels of the tensors' device (fused on the CPU, for every variant and backward mode; cuda on
+// a CUDA device) and draws no random numbers; a named implementation that cannot run a
+// combination is refused before any work.
 #include "kernels/attention.h"
 #include "kernels/impl_choice.h"
 
@@ -23,6 +24,17 @@ TEST(ImplChoice, AutoIsFusedEverywhereAndDrawsNoRandomNumbers) {
       EXPECT_EQ(choose_impl("auto", v, g), Impl::Fused) << to_string(v) << " " << to_string(g);
       EXPECT_EQ(torch::rand({1}).item<double>(), before);
     }
+}
+
+// One meaning of auto, for the command-line tools (choose_impl) and torch.ops.fpa.attention
+// (resolve_impl with the tensors' device); a name other than auto is itself on every device.
+TEST(ImplChoice, AutoIsTheDevicesKernels) {
+  EXPECT_EQ(resolve_impl("auto", c10::DeviceType::CPU), Impl::Fused);
+  EXPECT_EQ(resolve_impl("auto", c10::DeviceType::CUDA), Impl::Cuda);
+  for (auto device : {c10::DeviceType::CPU, c10::DeviceType::CUDA})
+    for (auto impl : {Impl::Reference, Impl::Fused, Impl::Cuda})
+      EXPECT_EQ(resolve_impl(to_string(impl), device), impl) << to_string(impl);
+  EXPECT_THROW(resolve_impl("nonsense", c10::DeviceType::CPU), std::invalid_argument);
 }
 
 // What the table says the fused kernel supports, it runs: forward and backward, every cell.

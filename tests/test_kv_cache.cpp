@@ -1,8 +1,8 @@
-// fpa::attention_step over fpa::KvCache (kernels/kv_cache.h) equals the full operator restricted
-// to the kept keys: decoding in chunks, with random per-head evictions between chunks, for every
-// variant and implementation, in float64 (unit cases and a RapidCheck property).
+// fpa::attention_step over fpa::KvCache (kernels/cpu/kv_cache.h) equals the full operator
+// restricted to the kept keys: decoding in chunks, with random per-head evictions between chunks,
+// for every variant and implementation, in float64 (unit cases and a RapidCheck property).
 #include "kernels/attention.h"
-#include "kernels/kv_cache.h"
+#include "kernels/cpu/kv_cache.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

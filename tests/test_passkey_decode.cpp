@@ -73,7 +73,7 @@ TEST(PasskeyDecode, TokenByTokenEqualsFullForward) {
         torch::NoGradGuard g;
         full = model->forward(tokens.unsqueeze(0))[0];
       }
-      // Both implementations of the cached operator (kernels/kv_cache.h).
+      // Both implementations of the cached operator (kernels/cpu/kv_cache.h).
       for (auto impl : {fpa::Impl::Reference, fpa::Impl::Fused}) {
         IncrementalDecoder dec(model, impl);
         std::vector<at::Tensor> rows;

@@ -1,7 +1,7 @@
 // attention-bench: forward and forward+backward time and peak extra memory of every attention
 // implementation (reference, fused, cuda when built) for softmax, FoX and FPA, next to the
 // matrix-multiply rate LibTorch reaches in the same run. Pass `decode` times one step of the
-// cached operator (kernels/kv_cache.h): one new token against a cache of n keys per head. Writes results/bench/attention.csv
+// cached operator (kernels/cpu/kv_cache.h): one new token against a cache of n keys per head. Writes results/bench/attention.csv
 // (SPEC section 7 columns first) with a provenance sidecar.
 #include "alloc_meter.h"
 #include "experiments/cli.h"
@@ -9,9 +9,9 @@
 #include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/attention.h"
-#include "kernels/fused_cpu.h"
-#include "kernels/fused_gemm.h"
-#include "kernels/kv_cache.h"
+#include "kernels/cpu/fused_cpu.h"
+#include "kernels/cpu/fused_gemm.h"
+#include "kernels/cpu/kv_cache.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

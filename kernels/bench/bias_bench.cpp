@@ -9,7 +9,7 @@
 #include "experiments/csv_writer.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/attention.h"
-#include "kernels/fused_bias.h"
+#include "kernels/cpu/fused_bias.h"
 
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>

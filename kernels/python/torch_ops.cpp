@@ -8,6 +8,7 @@
 // the gradients are those of fpa::attention itself (the reference's ATen graph, or the fused
 // and CUDA kernels' own autograd functions). Only APIs shared by LibTorch 1.13 and 2.x are used.
 #include "kernels/attention.h"
+#include "kernels/impl_choice.h"
 
 #include <torch/library.h>
 
@@ -15,18 +16,12 @@
 
 namespace {
 
-fpa::Impl choose_impl(const std::string& impl, const at::Tensor& q) {
-  if (impl != "auto") return fpa::parse_impl(impl);
-  // auto: the fastest implementation for the tensors' device.
-  return q.is_cuda() ? fpa::Impl::Cuda : fpa::Impl::Fused;
-}
-
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const c10::optional<at::Tensor>& gate, std::string variant, std::string impl,
                      std::string fpa_backward, double st_temperature, double scale) {
   fpa::AttentionOptions o;
   o.variant = fpa::parse_variant(variant);
-  o.impl = choose_impl(impl, q);
+  o.impl = fpa::resolve_impl(impl, q.device().type());  // "auto": the device's kernels
   o.fpa_backward = fpa::parse_fpa_backward(fpa_backward);
   o.st_temperature = st_temperature;
   o.scale = scale;

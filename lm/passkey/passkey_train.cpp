@@ -6,7 +6,6 @@
 #include "experiments/cli.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
-#include "lm/impl_choice.h"
 #include "lm/memory.h"
 #include "lm/passkey/train_run.h"
 #include "lm/settings.h"

@@ -1,6 +1,6 @@
-#include "kv_cache.h"
+#include "kernels/cpu/kv_cache.h"
 
-#include "checks.h"
+#include "kernels/checks.h"
 
 #include <algorithm>
 #include <cmath>

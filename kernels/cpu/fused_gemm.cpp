@@ -1,4 +1,4 @@
-#include "fused_gemm.h"
+#include "kernels/cpu/fused_gemm.h"
 
 #include <ATen/ATen.h>
 

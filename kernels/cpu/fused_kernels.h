@@ -3,7 +3,7 @@
 // gate and lse (B, H, N).
 #pragma once
 
-#include "attention.h"
+#include "kernels/attention.h"
 
 #include <cstdint>
 

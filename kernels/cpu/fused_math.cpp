@@ -1,4 +1,4 @@
-#include "fused_math.h"
+#include "kernels/cpu/fused_math.h"
 
 #include <algorithm>
 #include <cmath>

@@ -15,10 +15,10 @@
 //        across key tiles, which is why tiles are visited in increasing order.
 // Query blocks are split into `slots` chunks per head; each chunk owns its rows of dQ and adds
 // dK, dV and the gate's gradient into its own slot, so threads never write the same memory.
-#include "fused_bias.h"
-#include "fused_gemm.h"
-#include "fused_kernels.h"
-#include "fused_math.h"
+#include "kernels/cpu/fused_bias.h"
+#include "kernels/cpu/fused_gemm.h"
+#include "kernels/cpu/fused_kernels.h"
+#include "kernels/cpu/fused_math.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>

@@ -23,7 +23,7 @@
 //       had exponents near -1e4, whose rounding moved the gradient by ~4e-4).
 #pragma once
 
-#include "attention.h"
+#include "kernels/attention.h"
 
 #include <algorithm>
 #include <cmath>

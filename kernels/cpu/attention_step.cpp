@@ -1,13 +1,13 @@
-// fpa::attention_step: the cached entry point (kernels/kv_cache.h). The cache keeps the state
+// fpa::attention_step: the cached entry point (kernels/cpu/kv_cache.h). The cache keeps the state
 // (keys, values, the carried path minimum); the two implementations below only differ in how one
 // query attends over one head's entries:
 //   reference : tensor ops (matmul, softmax), clear and slow at one token per step;
 //   fused     : one pass over each head's entries, an online softmax (fused_decode.h), no
 //               tensor op per step.
-#include "kv_cache.h"
+#include "kernels/cpu/kv_cache.h"
 
-#include "checks.h"
-#include "fused_decode.h"
+#include "kernels/checks.h"
+#include "kernels/cpu/fused_decode.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,9 +50,9 @@ at::Tensor reference_head(const at::Tensor& q, const KvCache& cache, int64_t h, 
   return at::matmul(at::softmax(scores, 0), cache.values_tensor(h));
 }
 
-// One token for every head with raw loops (kernels/fused_decode.h): appends it, then each head's
-// query attends over the head's entries; the kernel reads each entry's bias from the cache's
-// per-key scalars as it goes.
+// One token for every head with raw loops (kernels/cpu/fused_decode.h): appends it, then each
+// head's query attends over the head's entries; the kernel reads each entry's bias from the
+// cache's per-key scalars as it goes.
 template <class T>
 void fused_token(KvCache& cache, const T* q, const T* k, const T* v, const double* gate,
                  double scale, T* out, std::vector<T>& scratch) {

@@ -23,7 +23,7 @@ void gemm_tn(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, 
              int64_t ldb, T beta, T* c, int64_t ldc);
 
 // y (m) = alpha * A x, A (m x n) row-major. For one query against a cache
-// (kernels/attention_step.cpp).
+// (kernels/cpu/attention_step.cpp).
 template <class T>
 void gemv_n(int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* x, T* y);
 

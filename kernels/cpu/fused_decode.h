@@ -1,5 +1,5 @@
 // One decoding query of one head over its cached entries, the fused implementation's inner step
-// (fpa::attention_step, kernels/attention_step.cpp):
+// (fpa::attention_step, kernels/cpu/attention_step.cpp):
 //   s_j = scale * q . k_j + b_j,   out = sum_j exp(s_j - max_l s_l) v_j / sum_j exp(s_j - max_l s_l)
 // k: n rows of d, v: n rows of dv (row-major, contiguous); the biases b_j come from the cache's
 // float64 per-key scalars (DecodeBias). float32 runs an AVX2/FMA kernel when the CPU has it and
@@ -16,7 +16,7 @@ namespace fpa::fused {
 
 // FPA's carried path minima m_j = min_{j<=l<=i} phi_l as runs of equal values: entries `first`
 // up to the next run's first share `value`. m_j is non-decreasing in j, so the runs' values
-// increase, and appending phi_t merges the runs at or above it into one (kernels/kv_cache.h)
+// increase, and appending phi_t merges the runs at or above it into one (kernels/cpu/kv_cache.h)
 // instead of updating every key.
 struct MinRun {
   int64_t first;

@@ -2,13 +2,16 @@
 //
 // Same contract as fpa::attention (see attention.h), which calls this for Impl::Fused. Extra
 // memory is O(N * D) per head: no N x N matrix is ever formed, in the forward or the backward.
-// Differentiable in q, k, v and gate through a LibTorch autograd function; the backward
-// recomputes the probabilities from the saved row log-sum-exp. The kernels give first
-// derivatives; a backward run with create_graph (double backward, e.g. a gradient penalty)
-// differentiates through the reference instead, with its n x n memory.
+// Differentiable in q, k, v and gate through the kernels' autograd function
+// (kernels/kernel_autograd.h, shared with the CUDA kernels); the backward recomputes the
+// probabilities from the saved row log-sum-exp. The kernels give first derivatives; a backward
+// run with create_graph (double backward, e.g. a gradient penalty) differentiates through the
+// reference instead, with its n x n memory.
 #pragma once
 
-#include "attention.h"
+#include "kernels/options.h"
+
+#include <ATen/ATen.h>
 
 #include <cstdint>
 

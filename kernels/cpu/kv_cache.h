@@ -26,9 +26,9 @@
 // the query being computed.
 #pragma once
 
-#include "attention.h"
-#include "cache_view.h"
-#include "fused_decode.h"
+#include "kernels/attention.h"
+#include "kernels/cache_view.h"
+#include "kernels/cpu/fused_decode.h"
 
 #include <ATen/ATen.h>
 

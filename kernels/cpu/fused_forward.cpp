@@ -6,10 +6,10 @@
 // Online softmax invariant, after the tiles seen so far:  m_i = max_j s_ij,
 //   l_i = sum_j exp(s_ij - m_i),  O_i = sum_j exp(s_ij - m_i) v_j.
 // A new tile with a larger maximum rescales l_i and O_i by exp(m_old - m_new).
-#include "fused_bias.h"
-#include "fused_gemm.h"
-#include "fused_kernels.h"
-#include "fused_math.h"
+#include "kernels/cpu/fused_bias.h"
+#include "kernels/cpu/fused_gemm.h"
+#include "kernels/cpu/fused_kernels.h"
+#include "kernels/cpu/fused_math.h"
 
 #include <ATen/Parallel.h>
 

@@ -1,6 +1,6 @@
-#include "fused_decode.h"
+#include "kernels/cpu/fused_decode.h"
 
-#include "fused_math.h"
+#include "kernels/cpu/fused_math.h"
 
 #include <algorithm>
 #include <cmath>
