@@ -5,11 +5,9 @@
 // query. See theory/THEORY.md. The last line printed is the verdict. The study itself is
 // run_eviction_study (eviction_study.h).
 #include "experiments/cli.h"
-#include "experiments/torch_runtime.h"
 #include "theory/eps_option.h"
 #include "theory/eviction_study.h"
-
-#include <iostream>
+#include "theory/study_main.h"
 
 using namespace fpa;
 using namespace fpa::theory;
@@ -31,14 +29,8 @@ int main(int argc, char** argv) {
   settings.eps = split_double_list(cli.get<std::string>("eps"), "eps", 0.0, 1.0);
   settings.seed = cli.seed();
   settings.out = cli.out();
-  try {
-    set_threads(cli.threads());
+  return run_theory_study(cli, [&] {
     auto result = run_eviction_study(settings);
-    result.table.commit(provenance);
-    print_eviction_study(result, settings);
-    return result.all_ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+    return report_eviction_study(result, settings, provenance);
+  });
 }

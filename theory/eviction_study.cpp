@@ -69,7 +69,9 @@ EvictionStudyResult run_eviction_study(const EvictionSettings& s) {
   return res;
 }
 
-void print_eviction_study(const EvictionStudyResult& r, const EvictionSettings& s) {
+bool report_eviction_study(EvictionStudyResult& r, const EvictionSettings& s,
+                           const Provenance& provenance) {
+  r.table.commit(provenance);
   fmt::print("random caches: {}, max change / (2 eps V) = {:.3g}, mean evicted fraction {:.3f}\n",
              r.random_cases, r.worst_random_ratio,
              r.evicted_sum / double(std::max<int64_t>(1, r.random_cases)));
@@ -79,6 +81,7 @@ void print_eviction_study(const EvictionStudyResult& r, const EvictionSettings& 
   fmt::print("{} T5: max output change / (2 eps V) = {:.6f} over {} caches, {} evicted keys above "
              "the threshold at later queries\n",
              r.all_ok ? "PASS" : "FAIL", r.worst_ratio, r.caches, r.violations);
+  return r.all_ok;
 }
 
 }  // namespace fpa::theory

@@ -1,9 +1,10 @@
 // The T5 study of theory-eviction (THEORY.md), callable in-process: random and near-worst-case
 // caches decoded with the certified eviction, one CSV row per cache, and the numbers the verdict
-// line reports. The executable only parses flags, commits the table and prints the summary.
+// line reports. The executable only parses flags and calls run_* and report_*.
 #pragma once
 
 #include "experiments/csv_writer.h"
+#include "experiments/provenance.h"
 
 #include <cstdint>
 #include <string>
@@ -32,7 +33,9 @@ struct EvictionStudyResult {
 
 EvictionStudyResult run_eviction_study(const EvictionSettings& settings);
 
-// The summary lines and the verdict (the last line), as theory-eviction prints them.
-void print_eviction_study(const EvictionStudyResult& result, const EvictionSettings& settings);
+// Commits the result's table with `provenance`, then prints the summary lines and the verdict
+// (the last line) as theory-eviction does; returns whether every check passed.
+bool report_eviction_study(EvictionStudyResult& result, const EvictionSettings& settings,
+                           const Provenance& provenance);
 
 }  // namespace fpa::theory

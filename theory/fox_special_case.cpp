@@ -3,10 +3,8 @@
 // See theory/THEORY.md. Writes one CSV row per check; the last line printed is the verdict.
 // The study itself is run_fox_special_case (fox_special_case_study.h).
 #include "experiments/cli.h"
-#include "experiments/torch_runtime.h"
 #include "theory/fox_special_case_study.h"
-
-#include <iostream>
+#include "theory/study_main.h"
 
 using namespace fpa;
 using namespace fpa::theory;
@@ -35,14 +33,8 @@ int main(int argc, char** argv) {
   settings.head_dim = cli.get<int>("head-dim");
   settings.seed = cli.seed();
   settings.out = cli.out();
-  try {
-    set_threads(cli.threads());
+  return run_theory_study(cli, [&] {
     auto result = run_fox_special_case(settings);
-    result.table.commit(provenance);
-    print_fox_special_case(result, settings);
-    return result.all_ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+    return report_fox_special_case(result, settings, provenance);
+  });
 }

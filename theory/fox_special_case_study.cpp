@@ -138,7 +138,9 @@ FoxSpecialCaseResult run_fox_special_case(const FoxSpecialCaseSettings& s) {
   return r;
 }
 
-void print_fox_special_case(const FoxSpecialCaseResult& r, const FoxSpecialCaseSettings& s) {
+bool report_fox_special_case(FoxSpecialCaseResult& r, const FoxSpecialCaseSettings& s,
+                             const Provenance& provenance) {
+  r.table.commit(provenance);
   fmt::print("T1 non-increasing fields: {} (lengths up to {}), max |b_fpa - b_fox| = {:.3g}, "
              "max |o_fpa - o_fox| = {:.3g}\n",
              r.monotone_fields, *std::max_element(s.lengths.begin(), s.lengths.end()),
@@ -154,6 +156,7 @@ void print_fox_special_case(const FoxSpecialCaseResult& r, const FoxSpecialCaseS
              "fields differ, {} non-suffix FoX alive sets, witness a_31 - a_32 = {:.4f}\n",
              r.all_ok ? "PASS" : "FAIL", r.worst_out, r.nonmono_differ, r.nonmono_fields, r.fox_bad,
              r.a31 - r.a32);
+  return r.all_ok;
 }
 
 }  // namespace fpa::theory

@@ -1,9 +1,10 @@
 // The T1/T2 study of theory-fox-special-case (THEORY.md), callable in-process: random fields per
 // length checked against the theorems, one CSV row per check, and the counts the verdict line
-// reports. The executable only parses flags, commits the table and prints the summary.
+// reports. The executable only parses flags and calls run_* and report_*.
 #pragma once
 
 #include "experiments/csv_writer.h"
+#include "experiments/provenance.h"
 
 #include <cstdint>
 #include <string>
@@ -31,8 +32,9 @@ struct FoxSpecialCaseResult {
 
 FoxSpecialCaseResult run_fox_special_case(const FoxSpecialCaseSettings& settings);
 
-// The summary lines and the verdict (the last line), as theory-fox-special-case prints them.
-void print_fox_special_case(const FoxSpecialCaseResult& result,
-                            const FoxSpecialCaseSettings& settings);
+// Commits the result's table with `provenance`, then prints the summary lines and the verdict
+// (the last line) as theory-fox-special-case does; returns whether every check passed.
+bool report_fox_special_case(FoxSpecialCaseResult& result, const FoxSpecialCaseSettings& settings,
+                             const Provenance& provenance);
 
 }  // namespace fpa::theory

@@ -6,10 +6,8 @@
 // See theory/THEORY.md. The last line printed is the verdict. The study itself is
 // run_lower_bound (lower_bound_study.h).
 #include "experiments/cli.h"
-#include "experiments/torch_runtime.h"
 #include "theory/lower_bound_study.h"
-
-#include <iostream>
+#include "theory/study_main.h"
 
 using namespace fpa;
 using namespace fpa::theory;
@@ -33,15 +31,8 @@ int main(int argc, char** argv) {
   settings.max_d = cli.get<int>("max-d");
   settings.seed = cli.seed();
   settings.out = cli.out();
-  try {
-    set_threads(cli.threads());
+  return run_theory_study(cli, [&] {
     auto result = run_lower_bound(settings);
-    result.table.commit(provenance);
-    result.summary.commit(provenance);
-    print_lower_bound(result, settings);
-    return result.all_ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+    return report_lower_bound(result, settings, provenance);
+  });
 }

@@ -138,7 +138,10 @@ LowerBoundResult run_lower_bound(const LowerBoundSettings& settings) {
   return r;
 }
 
-void print_lower_bound(const LowerBoundResult& r, const LowerBoundSettings& s) {
+bool report_lower_bound(LowerBoundResult& r, const LowerBoundSettings& s,
+                        const Provenance& provenance) {
+  r.table.commit(provenance);
+  r.summary.commit(provenance);
   fmt::print("largest n fully shattered (softmax/fox/fox_free_weight), first draw: {}\n", r.per_d);
   fmt::print("FPA at d = 1 (q.k = 0): every subset of n keys realised for n = 1..{} (T3(a) "
              "field and later-dips field)\n", s.max_n);
@@ -148,6 +151,7 @@ void print_lower_bound(const LowerBoundResult& r, const LowerBoundSettings& s) {
   fmt::print("{} T4: largest shattered n (softmax/fox/fox_free_weight) {}; {} counts differ from "
              "the formulas; FPA d=1 realises all 2^n subsets up to n = {}\n",
              r.all_ok ? "PASS" : "FAIL", r.per_d, r.mismatches, r.fpa_first);
+  return r.all_ok;
 }
 
 }  // namespace fpa::theory

@@ -1,10 +1,11 @@
 // The T4 study of theory-lower-bound (THEORY.md), callable in-process: per trial, head dimension
 // and number of keys, how many subsets a softmax / FoX head can select (GLPK LPs) against the
 // counting formulas, and whether an FPA head of dimension 1 realises every subset. The
-// executable only parses flags, commits the tables and prints the summary.
+// executable only parses flags and calls run_* and report_*.
 #pragma once
 
 #include "experiments/csv_writer.h"
+#include "experiments/provenance.h"
 
 #include <cstdint>
 #include <string>
@@ -31,7 +32,9 @@ struct LowerBoundResult {
 
 LowerBoundResult run_lower_bound(const LowerBoundSettings& settings);
 
-// The summary lines and the verdict (the last line), as theory-lower-bound prints them.
-void print_lower_bound(const LowerBoundResult& result, const LowerBoundSettings& settings);
+// Commits the result's tables with `provenance`, then prints the summary lines and the verdict
+// (the last line) as theory-lower-bound does; returns whether every check passed.
+bool report_lower_bound(LowerBoundResult& result, const LowerBoundSettings& settings,
+                        const Provenance& provenance);
 
 }  // namespace fpa::theory

@@ -10,11 +10,9 @@
 // See theory/THEORY.md. The last line printed is the verdict. The study itself is
 // run_realization (realization_study.h).
 #include "experiments/cli.h"
-#include "experiments/torch_runtime.h"
 #include "theory/eps_option.h"
 #include "theory/realization_study.h"
-
-#include <iostream>
+#include "theory/study_main.h"
 
 using namespace fpa;
 using namespace fpa::theory;
@@ -45,14 +43,8 @@ int main(int argc, char** argv) {
   settings.kernel_check_max_n = cli.get<int>("kernel-check-max-n");
   settings.seed = cli.seed();
   settings.out = cli.out();
-  try {
-    set_threads(cli.threads());
+  return run_theory_study(cli, [&] {
     auto result = run_realization(settings);
-    result.table.commit(provenance);
-    print_realization(result, settings);
-    return result.all_ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << std::endl;
-    return 1;
-  }
+    return report_realization(result, settings, provenance);
+  });
 }

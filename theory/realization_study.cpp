@@ -84,7 +84,9 @@ RealizationResult run_realization(const RealizationSettings& s) {
   return r;
 }
 
-void print_realization(const RealizationResult& r, const RealizationSettings& s) {
+bool report_realization(RealizationResult& r, const RealizationSettings& s,
+                        const Provenance& provenance) {
+  r.table.commit(provenance);
   fmt::print("T3(a) target sets realised exactly with the gap: {}/{} (max non-member bias + gap "
              "= {:.3g})\n", r.a.exact, r.a.cases, r.a.worst_gap_shortfall);
   fmt::print("T3(b) sequences whose kernel alive sets equal the first-passage truth: {}/{}; "
@@ -106,6 +108,7 @@ void print_realization(const RealizationResult& r, const RealizationSettings& s)
              "outside mass <= {:.12f} x bound and min target mass {:.9f} at eps = {}\n",
              r.all_ok ? "PASS" : "FAIL", r.a.exact, r.a.cases, r.sets_equal, r.sequences,
              r.worst_dead, r.worst_ratio, r.min_mass_at_eps.back(), s.eps.back());
+  return r.all_ok;
 }
 
 }  // namespace fpa::theory

@@ -1,10 +1,11 @@
 // The T3 study of theory-realization (THEORY.md), callable in-process: part (a) on random target
 // sets, parts (b) and (c) on sequences of every task family and length (realization_checks.h),
 // one CSV row per check, and the numbers the verdict line reports. The executable only parses
-// flags, commits the table and prints the summary.
+// flags and calls run_* and report_*.
 #pragma once
 
 #include "experiments/csv_writer.h"
+#include "experiments/provenance.h"
 #include "theory/realization_checks.h"
 
 #include <cstdint>
@@ -36,7 +37,9 @@ struct RealizationResult {
 
 RealizationResult run_realization(const RealizationSettings& settings);
 
-// The summary lines and the verdict (the last line), as theory-realization prints them.
-void print_realization(const RealizationResult& result, const RealizationSettings& settings);
+// Commits the result's table with `provenance`, then prints the summary lines and the verdict
+// (the last line) as theory-realization does; returns whether every check passed.
+bool report_realization(RealizationResult& result, const RealizationSettings& settings,
+                        const Provenance& provenance);
 
 }  // namespace fpa::theory
