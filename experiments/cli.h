@@ -9,9 +9,13 @@
 // declared ranges and checks, that declared inputs exist and that declared outputs (--out always)
 // can be written; that no path option is given empty; that no output is an input, lies inside an
 // input directory, is another output (or its .json sidecar) or a run directory's own file. A retired spelling (renamed_flags.h) is refused with the new name; flags are
-// never abbreviated. A tool that checks more (memory, derived paths) uses the free functions below.
+// never abbreviated. A tool that checks more uses the free functions of the headers included
+// below: list values (cli_lists.h), derived paths (cli_paths.h), memory (memory_check.h).
 #pragma once
 
+#include "experiments/cli_lists.h"
+#include "experiments/cli_paths.h"
+#include "experiments/memory_check.h"
 #include "experiments/usage_error.h"
 
 #include <boost/program_options.hpp>
@@ -26,8 +30,6 @@
 namespace fpa {
 
 namespace po = boost::program_options;
-
-enum class PathKind { File, Dir, Any };
 
 class Cli {
  public:
@@ -79,44 +81,5 @@ class Cli {
   void check_paths() const;
   void check_overlaps() const;
 };
-
-// Prints "error: <message>" to stderr and exits with code 2. The message is cut to one line of
-// printable characters (it may quote a file's bytes).
-[[noreturn]] void fail_usage(const std::string& message);
-
-
-// Why `path` cannot be written as a file (missing parent directories are created) or used as an
-// output directory (kind Dir); empty when it can.
-std::string why_not_writable(const std::string& path, PathKind kind);
-// Exit 2 with "error: <what>: <reason>" unless `path` is writable / exists as `kind`.
-void require_writable(const std::string& path, PathKind kind, const std::string& what);
-void require_existing(const std::string& path, PathKind kind, const std::string& what);
-
-// Refuses (exit 2) work whose memory estimate exceeds this machine's physical memory, with the
-// estimate: "error: <what> needs about 12.0 GiB of memory (<detail>); this machine has 7.6 GiB".
-void require_memory(double bytes, const std::string& what, const std::string& detail);
-std::string human_bytes(double bytes);
-
-// `text` as one line of printable characters, at most a few hundred: for messages that quote
-// input (a LibTorch error's backtrace, a binary file's bytes).
-std::string one_line(const std::string& text);
-
-// Splits "a,b,c" into {"a","b","c"} (empty items rejected with a one-line error).
-std::vector<std::string> split_list(const std::string& text, const std::string& option);
-// The same, also refusing an item given twice (a list of cells to run, e.g. --policies).
-std::vector<std::string> split_unique_list(const std::string& text, const std::string& option);
-// Exit 2 with "error: --<option>: '<x>' is given twice" when a list has a repeated item.
-template <class T>
-void require_unique(const std::vector<T>& items, const std::string& option) {
-  for (size_t i = 0; i < items.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (items[i] == items[j]) fail_usage(fmt::format("--{}: '{}' is given twice", option, items[i]));
-}
-std::vector<int> split_int_list(const std::string& text, const std::string& option);
-// Finite numbers (optionally strictly between lo and hi); anything else is a one-line error
-// (exit 2).
-std::vector<double> split_double_list(const std::string& text, const std::string& option);
-std::vector<double> split_double_list(const std::string& text, const std::string& option,
-                                      double lo, double hi);
 
 }  // namespace fpa

@@ -1,5 +1,9 @@
 #include "renamed_flags.h"
 
+#include "usage_error.h"
+
+#include <fmt/format.h>
+
 namespace fpa {
 
 const std::vector<std::pair<std::string, std::string>>& renamed_flags() {
@@ -25,6 +29,14 @@ std::string renamed_to(const std::string& name) {
   for (const auto& [old_name, new_name] : renamed_flags())
     if (old_name == name) return new_name;
   return "";
+}
+
+void refuse_renamed(const std::string& name,
+                    const boost::program_options::options_description& all,
+                    const std::string& where) {
+  const auto now = renamed_to(name);
+  if (!now.empty() && !all.find_nothrow(name, false) && all.find_nothrow(now, false))
+    fail_usage(fmt::format("{}--{} is now --{}", where, name, now));
 }
 
 }  // namespace fpa

@@ -3,6 +3,8 @@
 // "error: --min-grad is now --fpa-backward" (exit 2). docs/flags.md lists the vocabulary.
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,5 +16,10 @@ const std::vector<std::pair<std::string, std::string>>& renamed_flags();
 
 // The new name of a retired flag, or "" when `name` was never renamed.
 std::string renamed_to(const std::string& name);
+
+// Exit 2 with "<where>--<name> is now --<new>" when `name` is a retired spelling of a flag that
+// `all` has under its new name.
+void refuse_renamed(const std::string& name, const boost::program_options::options_description& all,
+                    const std::string& where);
 
 }  // namespace fpa

@@ -1,21 +1,17 @@
 // lm-eval: validation and test perplexity and bits per byte of a checkpoint, the loss per token
 // position (averaged over windows, each starting at a document's start or a window boundary), and
 // optionally the one-row summary of SPEC section 7 (with the training run's seed and config file).
+// The study itself is run_lm_eval and report_lm_eval (eval_study.h).
 #include "experiments/cli.h"
-#include "experiments/csv_writer.h"
-#include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
-#include "lm/evaluate.h"
+#include "lm/eval_study.h"
 #include "lm/memory.h"
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 using namespace fpa;
 using namespace fpa::lm;
@@ -44,61 +40,24 @@ int main(int argc, char** argv) {
   cli.output("summary", PathKind::File);
   cli.parse(argc, argv);
 
+  LmEvalSettings settings;
+  settings.batch = cli.get<int64_t>("batch");
+  settings.max_tokens_per_doc = cli.get<int64_t>("max-tokens-per-doc");
+  settings.out = cli.out();
+  settings.positions = cli.get<std::string>("positions");
+  settings.summary = cli.get<std::string>("summary");
   try {
     set_threads(cli.threads());
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
     const auto corpus = load_corpus(cli.get<std::string>("corpus"));
-    const auto batch = cli.get<int64_t>("batch"), cap = cli.get<int64_t>("max-tokens-per-doc");
-    const auto& c = loaded.config;
-    require_forward_memory(c, batch, fmt::format("lm-eval with --batch {}", batch));
-    const auto variant = to_string(c.kind);
-
-    Progress bar("lm-eval " + variant, 2, "split");
-    const auto val = evaluate_documents(loaded.model, corpus.validation, batch, cap);
-    bar.update(1);
-    const auto test = evaluate_documents(loaded.model, corpus.test, batch, cap);
-    bar.finish();
-
+    require_forward_memory(loaded.config, settings.batch,
+                           fmt::format("lm-eval with --batch {}", settings.batch));
+    const auto result = run_lm_eval(settings, loaded, corpus);
     auto prov = Provenance::from(cli);
     const auto trained = training_record(cli.get<std::string>("checkpoint"));
-    prov.config["train-seed"] = trained.seed;      // recorded in every sidecar below
+    prov.config["train-seed"] = trained.seed;  // recorded in every sidecar
     prov.config["train-config"] = trained.config;
-    CsvWriter eval(cli.out(), {"variant", "split", "documents", "tokens", "nll_per_token", "ppl",
-                               "bpb", "step"});
-    eval.row(variant, "validation", corpus.validation.size(), val.tokens,
-             val.nll / double(val.tokens), val.perplexity(), val.bits_per_byte(), loaded.step);
-    eval.row(variant, "test", corpus.test.size(), test.tokens, test.nll / double(test.tokens),
-             test.perplexity(), test.bits_per_byte(), loaded.step);
-    eval.commit(prov);
-
-    if (const auto path = cli.get<std::string>("positions"); !path.empty()) {
-      CsvWriter pos(path, {"variant", "position", "val_loss", "test_loss", "val_windows",
-                           "test_windows"});
-      for (int64_t t = 0; t < c.context; ++t) {
-        auto mean = [&](const DocumentEval& e) {
-          return e.position_count[t] ? e.position_nll[t] / double(e.position_count[t]) : 0.0;
-        };
-        pos.row(variant, t, mean(val), mean(test), val.position_count[t], test.position_count[t]);
-      }
-      pos.commit(prov);
-    }
-    if (const auto path = cli.get<std::string>("summary"); !path.empty()) {
-      const auto& p = loaded.progress;
-      CsvWriter sum(path, {"preset", "variant", "seed", "params", "train_tokens", "tokens_per_s",
-                           "val_ppl", "test_ppl", "test_bpb", "val_bpb", "steps", "impl",
-                           "fpa_backward", "gate_params", "config"});
-      sum.row(p.preset, variant, trained.seed, loaded.model->parameter_count(), p.tokens,
-              fmt::format("{:.1f}", p.tokens / std::max(1e-9, p.train_time_s)),
-              fmt::format("{:.4f}", val.perplexity()), fmt::format("{:.4f}", test.perplexity()),
-              fmt::format("{:.4f}", test.bits_per_byte()),
-              fmt::format("{:.4f}", val.bits_per_byte()), p.step, to_string(c.impl),
-              has_gate(c.kind) && c.kind == AttentionKind::Fpa ? to_string(c.fpa_backward) : "",
-              loaded.model->gate_parameter_count(), trained.config);
-      sum.commit(prov);
-    }
-    std::cerr << fmt::format("lm-eval {}: val ppl {:.4f} ({:.4f} bpb), test ppl {:.4f} ({:.4f} bpb)\n",
-                             variant, val.perplexity(), val.bits_per_byte(), test.perplexity(),
-                             test.bits_per_byte());
+    report_lm_eval(result, settings, loaded, corpus, trained, prov);
     return 0;
   } catch (const UsageError& e) {  // a corrupt checkpoint or corpus, found before evaluating
     fail_usage(e.what());

@@ -144,8 +144,9 @@ for t in "${tools[@]}"; do
   case_ unwritable-path "--out" "$t" "${b[@]}" --out "$s/file/x.csv"
   case_ empty-path "--out" "$t" "${b[@]}" --out ""  # issue 32: aborts, or a whole run then exit 1
 done
-# The same code (experiments/cli.cpp) for every tool: one tool per area is enough (each start of
-# a LibTorch executable costs about a second of CPU; the battery must stay under a minute).
+# The same code (experiments/cli.cpp, cli_paths.cpp, config_file.cpp) for every tool: one tool
+# per area is enough (each start of a LibTorch executable costs about a second of CPU; the
+# battery must stay under a minute).
 for t in theory-eviction synthetic-run lm-train passkey-eval; do
   b=(${base[$t]:-})
   case_ out-of-range "--seed" "$t" "${b[@]}" --seed -1

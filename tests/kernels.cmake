@@ -5,3 +5,6 @@ fpa_test(test_fused_cuda test_fused_cuda.cpp)
 # The cached entry point (kernels/cpu/kv_cache.h): decoding with evictions equals the full operator
 # restricted to the kept keys, for every variant and implementation.
 fpa_test(test_kv_cache test_kv_cache.cpp)
+# attention-bench's study in-process on tiny problems.
+fpa_test(test_attention_bench test_attention_bench.cpp)
+target_link_libraries(test_attention_bench PRIVATE fpa_attention_bench)

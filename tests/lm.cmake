@@ -5,6 +5,9 @@ if(TARGET fpa_lm)
   fpa_test(test_lm ${_lm}/test_lm_corpus.cpp ${_lm}/test_lm_model.cpp ${_lm}/test_lm_train.cpp
            ${_lm}/test_lm_settings.cpp ${_lm}/test_lm_provenance.cpp ${_lm}/test_lm_util.cpp)
   target_link_libraries(test_lm PRIVATE fpa_lm)
+  # lm-eval's study in-process on a micro model and a generated corpus.
+  fpa_test(test_lm_eval_study ${_lm}/test_lm_eval_study.cpp ${_lm}/test_lm_util.cpp)
+  target_link_libraries(test_lm_eval_study PRIVATE fpa_lm_eval_study)
   # The 2-rank check runs the real launcher: lm-train --nproc 2.
   fpa_test(test_lm_parallel ${_lm}/test_lm_parallel.cpp ${_lm}/test_lm_util.cpp)
   target_link_libraries(test_lm_parallel PRIVATE fpa_lm)

@@ -11,6 +11,9 @@ endif()
 if(TARGET fpa_passkey)
   fpa_test(test_passkey_decode test_passkey_decode.cpp)
   target_link_libraries(test_passkey_decode PRIVATE fpa_passkey)
+  # passkey-eval's and passkey-probe's studies in-process on a tiny random model.
+  fpa_test(test_passkey_studies test_passkey_studies.cpp test_lm_util.cpp)
+  target_link_libraries(test_passkey_studies PRIVATE fpa_passkey)
   # The one trainer with passkey-train's task (lm-train's is in test_lm_train).
   fpa_test(test_trainer test_trainer.cpp test_lm_util.cpp)
   target_link_libraries(test_trainer PRIVATE fpa_passkey)

@@ -1,7 +1,9 @@
 // Language-model loss with a compressed cache (lm/compress): with the full cache it is the
 // model's own loss on the window; a smaller kept fraction keeps fewer entries; the policies that
-// need a question or a calibration are refused; the window subset is spread over the split.
+// need a question or a calibration are refused; the window subset is spread over the split;
+// lm-compress's study (compress_study.h) rates every policy against the full cache.
 #include "lm/cache/policy.h"
+#include "lm/compress/compress_study.h"
 #include "lm/compress/compressed_loss.h"
 #include "lm/decode.h"
 #include "lm/model.h"
@@ -9,7 +11,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <memory>
 #include <set>
+#include <vector>
 
 using namespace fpa;
 using namespace fpa::lm;
@@ -104,4 +108,29 @@ TEST(LmCompress, SpreadIndicesCoverTheSplit) {
   EXPECT_EQ(s.front(), 0);
   EXPECT_GE(s.back(), 1000 - 1000 / 7 - 1);
   EXPECT_EQ(std::set<int64_t>(s.begin(), s.end()).size(), s.size());
+}
+
+TEST(LmCompress, StudyRatesEveryPolicyAgainstTheFullCache) {
+  LoadedModel loaded;
+  loaded.model = small_model(AttentionKind::Fpa);
+  loaded.config = loaded.model->config;
+  const std::vector<at::Tensor> windows = {at::randint(0, 256, {65}, at::kLong),
+                                           at::randint(0, 256, {65}, at::kLong)};
+  std::vector<std::unique_ptr<cache::Policy>> policies;
+  policies.push_back(policy("full"));
+  policies.push_back(policy("budget"));
+  CompressSettings s;
+  s.run = "small";
+  s.out = "compress.csv";  // never committed here
+  const auto r = run_compress(s, loaded, windows, policies);
+  ASSERT_EQ(r.losses.size(), 2u);
+  ASSERT_TRUE(r.full_ppl.has_value());
+  EXPECT_DOUBLE_EQ(*r.full_ppl, r.losses[0].perplexity());
+  EXPECT_EQ(r.losses[0].tokens, 2 * 64);  // every token of both windows scored once
+  EXPECT_DOUBLE_EQ(r.losses[0].occupancy(), 1.0);
+  EXPECT_LT(r.losses[1].occupancy(), 0.5);
+  EXPECT_EQ(r.table.rows(), 2u);
+  // The full cache's own row says its perplexity rose by exactly 0.
+  const auto text = r.table.text();
+  EXPECT_NE(text.find(",full,1,,0,1,"), std::string::npos) << text;
 }

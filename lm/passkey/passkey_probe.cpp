@@ -10,63 +10,17 @@
 // The kept sets are the policies' own (lm/cache: fpa-certified, budget, budget-per-head), applied
 // once to the full cache at the answer query; in passkey-eval the budget policies evict during
 // prefill, as they must, so they can differ: this explains, it does not replace passkey-eval. A
-// key is kept when one of its digit entries is; the cut-off is the lowest bias kept.
+// key is kept when one of its digit entries is; the cut-off is the lowest bias kept. The study
+// itself is run_passkey_probe (probe_study.h).
 #include "experiments/cli.h"
-#include "experiments/csv_writer.h"
-#include "experiments/progress.h"
 #include "experiments/torch_runtime.h"
-#include "kernels/eviction.h"
-#include "lm/cache/policy.h"
-#include "lm/decode.h"
 #include "lm/passkey/eval_setup.h"
-#include "lm/passkey/prompt.h"
+#include "lm/passkey/probe_study.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-#include <filesystem>
 #include <iostream>
 
-namespace fs = std::filesystem;
 using namespace fpa;
 using namespace fpa::passkey;
-
-namespace {
-
-// The positions of the key's digits in the prompt: both occurrences in the key sentence.
-std::vector<int64_t> key_digit_positions(const Prompt& p) {
-  std::vector<int64_t> out;
-  size_t from = size_t(p.key_position);
-  for (int occurrence = 0; occurrence < 2; ++occurrence) {
-    const auto at = p.text.find(p.key, from);
-    if (at == std::string::npos || int64_t(at) >= p.answer_start) break;
-    for (size_t d = 0; d < p.key.size(); ++d) out.push_back(int64_t(at + d));
-    from = at + p.key.size();
-  }
-  return out;
-}
-
-// What `policy` keeps of the full cache at query i (no lookahead: nothing is appended before
-// the answer is read), from the policy code itself.
-cache::Keep kept_by(const cache::Policy& policy, const std::vector<cache::HeadView>& views, int64_t i,
-                    int64_t final_length) {
-  const std::vector<double> no_scores;
-  return cache::select_checked(policy, {views, i, final_length, 0, no_scores});
-}
-
-// The lowest bias among the kept entries of the heads in [first, last): the cut-off a key's bias
-// must reach (ties at the cut-off go to the more recent key). -inf when nothing is kept.
-double lowest_kept(const std::vector<cache::HeadView>& views, const cache::Keep& keep, size_t first,
-                   size_t last) {
-  double low = INFINITY;
-  for (size_t h = first; h < last; ++h)
-    for (size_t e = 0; e < views[h].bias.size(); ++e)
-      if (keep[h][e]) low = std::min(low, views[h].bias[e]);
-  return std::isinf(low) ? -INFINITY : low;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   Cli cli("passkey-probe",
@@ -96,79 +50,20 @@ int main(int argc, char** argv) {
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
 
+  PasskeyProbeSettings settings;
+  settings.lengths = lengths;
+  settings.keys = cli.get<int>("keys");
+  settings.depths = cli.get<int>("depths");
+  settings.budget = cli.get<double>("budget");
+  settings.epsilon = cli.get<double>("epsilon");
+  settings.chunk = cli.get<int64_t>("chunk");
+  settings.seed = cli.seed();
+  settings.out = cli.out();
   try {
     set_threads(cli.threads());
-    auto rng = seed_everything(cli.seed());
-    auto setup = load_eval_setup(cli, lengths, "passkey-probe");  // passkey-eval's set-up
-    auto& loaded = setup.loaded;
-    const auto& variant = setup.variant;
-    const int64_t L = setup.L, heads = loaded.config.heads;
-    const auto& run = setup.run;
-    const auto& pc = setup.prompt;
-    const auto depths = spread_depths(cli.get<int>("depths"));
-    const int keys = cli.get<int>("keys");
-    const double budget = cli.get<double>("budget"), epsilon = cli.get<double>("epsilon");
-    const int64_t chunk = cli.get<int64_t>("chunk");
-    cache::Settings settings;
-    settings.budget = budget;
-    settings.epsilon = epsilon;
-    const auto certified_policy = cache::make_policy("fpa-certified", settings);
-    const auto per_head_policy = cache::make_policy("budget-per-head", settings);
-    const auto shared_policy = cache::make_policy("budget", settings);
-
-    CsvWriter out(cli.out(), {"variant", "run", "train_len", "eval_len", "depth", "prompt", "correct_full",
-                              "layer", "head", "key_bias", "threshold", "r", "kept_certified",
-                              "key_kept_certified", "budget", "cutoff_per_head", "key_kept_per_head",
-                              "cutoff_shared", "key_kept_shared"});
-    lm::IncrementalDecoder decoder(loaded.model);
-    Progress bar("passkey-probe " + run, int64_t(lengths.size()) * keys, "prompt");
-    int64_t done = 0;
-    for (int m : lengths) {
-      const int64_t n = int64_t(m) * L;
-      const auto prompts = draw_prompts(pc, n, keys, depths, rng);  // passkey-eval's prompts
-      for (int k = 0; k < keys; ++k) {
-        const auto& p = prompts[size_t(k)];
-        const auto tokens = at::tensor(to_tokens(p.text), at::kLong);
-        decoder.reset();
-        at::Tensor logits;
-        for (int64_t s = 0; s < p.answer_start; s += chunk)
-          logits = decoder.step(tokens.slice(0, s, std::min(s + chunk, p.answer_start)));
-        const auto views = decoder.views();  // as of the answer query i = answer_start - 1
-        // Greedy answer with the full cache.
-        std::string answer;
-        for (int d = 0; d < pc.key_digits; ++d) {
-          const int64_t next = logits[-1].argmax().item<int64_t>();
-          answer += char(next);
-          if (d + 1 < pc.key_digits) logits = decoder.step(at::tensor({next}, at::kLong));
-        }
-        const int64_t i = p.answer_start - 1;
-        const auto digits = key_digit_positions(p);
-        const auto certified = kept_by(*certified_policy, views, i, n);
-        const auto per_head = kept_by(*per_head_policy, views, i, n);
-        const auto shared = kept_by(*shared_policy, views, i, n);
-        const double cutoff_shared = lowest_kept(views, shared, 0, views.size());
-        for (size_t h = 0; h < views.size(); ++h) {
-          const auto& v = views[h];
-          double key_bias = -INFINITY;
-          int key_certified = 0, key_per_head = 0, key_shared = 0;
-          for (size_t s = 0; s < v.position.size(); ++s)
-            if (std::find(digits.begin(), digits.end(), v.position[s]) != digits.end()) {
-              key_bias = std::max(key_bias, v.bias[s]);
-              key_certified |= int(certified[h][s]);
-              key_per_head |= int(per_head[h][s]);
-              key_shared |= int(shared[h][s]);
-            }
-          const double threshold = fpa::certified_eviction_threshold(v.r, i + 1, epsilon);
-          const auto kept = std::count(certified[h].begin(), certified[h].end(), true);
-          out.row(variant, run, L, n, p.depth, k, int(answer == p.key), int64_t(h) / heads, int64_t(h) % heads,
-                  key_bias, threshold, v.r, double(kept) / double(i + 1), key_certified, budget,
-                  lowest_kept(views, per_head, h, h + 1), key_per_head, cutoff_shared, key_shared);
-        }
-        bar.update(++done, fmt::format("{}x {}", m, answer == p.key ? "right" : "wrong"));
-      }
-    }
-    bar.finish();
-    out.commit(eval_provenance(cli));
+    const auto setup = load_eval_setup(cli, lengths, "passkey-probe");  // passkey-eval's set-up
+    auto result = run_passkey_probe(settings, setup);
+    result.table.commit(eval_provenance(cli));
   } catch (const UsageError& e) {  // a missing or corrupt checkpoint: bad input, exit 2
     fail_usage(e.what());
   } catch (const std::exception& e) {
