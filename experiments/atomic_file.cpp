@@ -13,11 +13,31 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <stdexcept>
 
 namespace fpa {
 
+bool stale_temp(const std::string& file) {
+  static const std::regex temp(R"(.+\.tmp\.(\d{1,9}))");
+  std::smatch m;
+  const auto name = std::filesystem::path(file).filename().string();
+  if (!std::regex_match(name, m, temp)) return false;
+  const long pid = std::stol(m[1].str());
+  return pid != ::getpid() && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
 std::string temp_path_for(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  const auto dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const auto prefix = target.filename().string() + ".tmp.";
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && entry.is_regular_file(ec) && stale_temp(name))
+      fs::remove(entry.path(), ec);
+  }
   return fmt::format("{}.tmp.{}", path, ::getpid());
 }
 

@@ -20,7 +20,11 @@ void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& 
 // is removed when `write` throws.
 template <class Writer>
 void replace_atomic(const std::string& path, Writer&& write);
+// This process's temporary for `path`. A write killed between writing and renaming leaves its
+// temporary behind; the next write of the same path removes those (stale_temp), so none stays.
 std::string temp_path_for(const std::string& path);
+// `file` is named <name>.tmp.<pid> and that process no longer runs.
+bool stale_temp(const std::string& file);
 // fsyncs `tmp` (checked), then renames it onto `path`. For tests, FPA_TEST_STOP_AT_RENAME=k
 // kills the process (SIGKILL) in place of its k-th rename, as a power cut would.
 void rename_onto(const std::string& tmp, const std::string& path);

@@ -49,6 +49,9 @@ Cli::Cli(std::string program, std::string summary, std::string default_out)
        "recorded in the sidecar, no other effect");
   range("threads", 1, 1024);
   output("out", PathKind::File);
+  // What every tool reads: no output may overwrite them.
+  input("config", PathKind::File);
+  input("study-config", PathKind::File);
 }
 
 void Cli::require(std::function<bool(const po::variables_map&)> ok, std::string message) {
@@ -82,10 +85,15 @@ void Cli::int_list_range(const std::string& name, int lo, int hi) {
       fmt::format("--{}: every value must be in [{}, {}]", name, lo, hi));
 }
 
-void Cli::input(const std::string& name, PathKind kind) { inputs_.emplace_back(name, kind); }
-void Cli::output(const std::string& name, PathKind kind, std::vector<std::string> own_files) {
-  outputs_.emplace_back(name, kind);
-  own_files_[name] = std::move(own_files);
+void Cli::input(const std::string& name, PathKind kind) { inputs_.push_back({name, kind, {}, {}}); }
+void Cli::output(const std::string& name, PathKind kind, std::vector<std::string> own_entries) {
+  outputs_.push_back({name, kind, {}, std::move(own_entries)});
+}
+void Cli::input(const std::string& label, PathKind kind, PathsOf paths) {
+  inputs_.push_back({label, kind, std::move(paths), {}});
+}
+void Cli::output(const std::string& label, PathKind kind, PathsOf paths) {
+  outputs_.push_back({label, kind, std::move(paths), {}});
 }
 
 // What boost::program_options lets through: words that are no option (it drops them), an option

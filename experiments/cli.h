@@ -7,9 +7,14 @@
 // parse() checks everything that can be checked before any work: unknown options, stray words,
 // a flag whose value is missing (`--out --threads 1`), negative values of unsigned options, the
 // declared ranges and checks, that declared inputs exist and that declared outputs (--out always)
-// can be written; that no path option is given empty; that no output is an input, lies inside an
-// input directory, is another output (or its .json sidecar) or a run directory's own file. A retired spelling (renamed_flags.h) is refused with the new name; flags are
-// never abbreviated. A tool that checks more uses the free functions of the headers included
+// can be written; that no path option is given empty (unless empty means none); and, in one place
+// (check_overlaps, cli_paths.cpp), that no output is or lies inside an input or another output
+// (or its .json sidecar), lies inside another output directory's own entries, or inside a folder
+// that another run owns (run_dir.h: a run directory's .lock, a sweep's .sweep marker). Every path
+// a tool reads or writes is declared here: the value of a path option, or paths computed from the
+// options (a list's files, a derived default, a checkpoint's sidecar). --config and
+// --study-config are inputs of every tool. A retired spelling (renamed_flags.h) is refused with
+// the new name; flags are never abbreviated. A tool that checks more uses the free functions of the headers included
 // below: list values (cli_lists.h), derived paths (cli_paths.h), memory (memory_check.h).
 #pragma once
 
@@ -47,9 +52,18 @@ class Cli {
   // An option naming a path that must exist (when given and non-empty) ...
   void input(const std::string& name, PathKind kind);
   // ... or one that will be written: its location must be writable (checked in parse()). For a
-  // run directory, `own_files` are the names in it that are the run's (checkpoint, lock), which
-  // no other output may be.
-  void output(const std::string& name, PathKind kind, std::vector<std::string> own_files = {});
+  // run directory, `own_entries` are the names in it that are the run's (checkpoint, lock, a
+  // sweep's runs/ and logs/), which no other output may be or lie inside.
+  void output(const std::string& name, PathKind kind, std::vector<std::string> own_entries = {});
+  // Paths computed from the parsed options, for what no option holds as it is: the files of a
+  // list, a name that is a path only sometimes, a default derived from another option, the
+  // sidecar beside a checkpoint. `label` names them in errors (e.g. "--tasks"). Computed inputs
+  // are read when present (their readers check existence); computed outputs must be writable.
+  using PathsOf = std::function<std::vector<std::string>(const Cli&)>;
+  void input(const std::string& label, PathKind kind, PathsOf paths);
+  void output(const std::string& label, PathKind kind, PathsOf paths);
+  // For an output option whose --help says that an empty value means no such output.
+  void empty_means_none(const std::string& name) { empty_means_none_.push_back(name); }
 
   void parse(int argc, char** argv);
 
@@ -74,8 +88,17 @@ class Cli {
   po::options_description specific_{"Options"};
   po::variables_map vm_;
   std::vector<std::pair<std::function<bool(const po::variables_map&)>, std::string>> checks_;
-  std::vector<std::pair<std::string, PathKind>> inputs_, outputs_;
-  std::map<std::string, std::vector<std::string>> own_files_;  // per output run directory
+  // A declared path: an option's value, or paths computed from the options.
+  struct Declared {
+    std::string label;  // the option's name, or the label of computed paths
+    PathKind kind;
+    PathsOf paths;      // empty: the option `label` itself
+    std::vector<std::string> own_entries;
+  };
+  std::vector<Declared> inputs_, outputs_;
+  std::vector<std::string> empty_means_none_;
+
+  std::vector<std::string> paths_of(const Declared& d) const;
 
   void check_tokens(const po::parsed_options& parsed, const po::options_description& all) const;
   void check_paths() const;

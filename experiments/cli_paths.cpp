@@ -1,5 +1,6 @@
 // Cli's checks of path options (cli.h), and the free path checks tools call themselves.
 #include "cli.h"
+#include "run_dir.h"
 
 #include <fmt/format.h>
 
@@ -13,6 +14,11 @@ namespace fs = std::filesystem;
 namespace fpa {
 
 namespace {
+
+// How errors name a declared path: "--out" for an option, the label itself ("--tasks") otherwise.
+std::string shown(const std::string& label) {
+  return label.rfind("--", 0) == 0 ? label : "--" + label;
+}
 
 // `inner` is `outer` or lies below it (both made absolute, symbolic links resolved).
 bool lies_inside(const fs::path& inner, const fs::path& outer) {
@@ -29,62 +35,86 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
+std::vector<std::string> Cli::paths_of(const Declared& d) const {
+  if (d.paths) {
+    std::vector<std::string> out;
+    for (auto& p : d.paths(*this))
+      if (!p.empty()) out.push_back(std::move(p));
+    return out;
+  }
+  if (has(d.label) && !get<std::string>(d.label).empty()) return {get<std::string>(d.label)};
+  return {};
+}
+
 // An output that is an input (or lies in an input directory, which the tool may read whole), or
-// that is another output, would destroy what the run reads or writes: refused before any work.
+// that is or lies inside another output, would destroy what the run reads or writes; so would
+// one inside a folder another run owns (run_dir.h's markers). Refused before any work.
 void Cli::check_overlaps() const {
   struct Path {
-    std::string option, path;
+    std::string label, path;
     bool dir;
+    const std::vector<std::string>* own_entries;
   };
-  auto declared = [&](const std::vector<std::pair<std::string, PathKind>>& list) {
+  auto resolve = [&](const std::vector<Declared>& list) {
     std::vector<Path> out;
-    for (const auto& [name, kind] : list)
-      if (has(name) && !get<std::string>(name).empty()) {
-        const auto path = get<std::string>(name);
+    for (const auto& d : list)
+      for (const auto& path : paths_of(d)) {
         std::error_code ec;
-        out.push_back({name, path, kind == PathKind::Dir || fs::is_directory(path, ec)});
+        out.push_back({d.label, path, d.kind == PathKind::Dir || fs::is_directory(path, ec),
+                       &d.own_entries});
       }
     return out;
   };
-  const auto inputs = declared(inputs_), outputs = declared(outputs_);
+  const auto inputs = resolve(inputs_), outputs = resolve(outputs_);
+  std::vector<std::string> own_run_dirs;  // this tool's run directories: the folders it owns
+  for (const auto& o : outputs)
+    if (o.dir && !o.own_entries->empty()) own_run_dirs.push_back(o.path);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto& o = outputs[i];
+    const auto what = fmt::format("{} '{}'", shown(o.label), o.path);
     for (const auto& in : inputs) {
-      if (in.dir && lies_inside(o.path, in.path))
-        fail_usage(fmt::format("--{} '{}' lies inside --{} '{}', which this tool reads", o.option,
-                               o.path, in.option, in.path));
       if (same_file(o.path, in.path))
-        fail_usage(fmt::format("--{} '{}' is the same file as --{} '{}', which this tool reads",
-                               o.option, o.path, in.option, in.path));
+        fail_usage(fmt::format("{} is the same file as {} '{}', which this tool reads", what,
+                               shown(in.label), in.path));
+      if (in.dir && lies_inside(o.path, in.path))
+        fail_usage(fmt::format("{} lies inside {} '{}', which this tool reads", what,
+                               shown(in.label), in.path));
     }
     for (size_t j = 0; j < outputs.size(); ++j) {
       const auto& other = outputs[j];
       if (j == i) continue;
       if (j < i && same_file(o.path, other.path))
-        fail_usage(fmt::format("--{} and --{} are the same file '{}'", other.option, o.option, o.path));
+        fail_usage(fmt::format("{} and {} are the same file '{}'", shown(other.label), shown(o.label),
+                               o.path));
       if (!other.dir && same_file(o.path, other.path + ".json"))
-        fail_usage(fmt::format("--{} '{}' is the sidecar of --{}", o.option, o.path, other.option));
+        fail_usage(fmt::format("{} is the sidecar of {}", what, shown(other.label)));
       if (other.dir)
-        for (const auto& own : own_files_.at(other.option))
-          if (same_file(o.path, fs::path(other.path) / own))
-            fail_usage(fmt::format("--{} '{}' is the run's own '{}' in --{} '{}'", o.option, o.path,
-                                   own, other.option, other.path));
+        for (const auto& own : *other.own_entries)
+          if (lies_inside(o.path, fs::path(other.path) / own))
+            fail_usage(fmt::format("{} is or lies inside the run's own '{}' in {} '{}'", what, own,
+                                   shown(other.label), other.path));
     }
+    const auto owner = run_folder_owning(o.path, own_run_dirs, program_);
+    if (!owner.empty()) fail_usage(fmt::format("{} is or lies inside {}", what, owner));
   }
 }
 
 void Cli::check_paths() const {
   // An empty path means the working directory or the file system's root to the code below.
   for (const auto* list : {&inputs_, &outputs_})
-    for (const auto& [name, kind] : *list)
-      if (vm_.count(name) && !vm_[name].defaulted() && get<std::string>(name).empty())
-        fail_usage(fmt::format("--{} is empty (a path is needed)", name));
-  for (const auto& [name, kind] : inputs_)
-    if (has(name) && !get<std::string>(name).empty())
-      require_existing(get<std::string>(name), kind, "--" + name);
-  for (const auto& [name, kind] : outputs_)
-    if (has(name) && !get<std::string>(name).empty())
-      require_writable(get<std::string>(name), kind, "--" + name);
+    for (const auto& d : *list) {
+      const auto& opt = d.label;
+      if (!vm_.count(opt) || vm_[opt].defaulted() || !get<std::string>(opt).empty()) continue;
+      if (std::find(empty_means_none_.begin(), empty_means_none_.end(), opt) ==
+          empty_means_none_.end())
+        fail_usage(fmt::format("--{} is empty (a path is needed)", opt));
+    }
+  for (const auto& d : inputs_)
+    if (!d.paths)  // computed inputs are read when present
+      for (const auto& path : paths_of(d)) require_existing(path, d.kind, shown(d.label));
+  for (const auto& d : outputs_)
+    for (const auto& path : paths_of(d))
+      require_writable(path, d.kind, shown(d.label));
   check_overlaps();
 }
 

@@ -1,5 +1,7 @@
 #include "lm/data.h"
 
+#include "experiments/usage_error.h"
+
 #include <fmt/format.h>
 
 #include <sstream>
@@ -10,8 +12,9 @@ namespace fpa::lm {
 WindowSampler::WindowSampler(at::Tensor stream, int64_t window, uint64_t seed)
     : stream_(std::move(stream)), window_(window) {
   if (stream_.numel() <= window_)
-    throw std::runtime_error(fmt::format("training text has {} bytes, fewer than a window of {}",
-                                         stream_.numel(), window_ + 1));
+    throw UsageError(fmt::format("the training split has {} tokens, fewer than a window of {} "
+                                 "(a larger corpus or a shorter --context)",
+                                 stream_.numel(), window_ + 1));
   std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), 0x4c4d4441u};
   rng_.seed(seq);
 }
@@ -42,7 +45,9 @@ void WindowSampler::set_state(const std::string& state) {
 
 at::Tensor leading_windows(const at::Tensor& stream, int64_t window, int64_t count) {
   const int64_t n = std::min(count, stream.numel() / window);
-  if (n == 0) throw std::runtime_error("validation text is shorter than one window");
+  if (n == 0)
+    throw UsageError(fmt::format("the validation split has {} tokens, fewer than a window of {} "
+                                 "(a larger corpus or a shorter --context)", stream.numel(), window));
   return stream.narrow(0, 0, n * window).view({n, window}).to(at::kLong);
 }
 

@@ -3,6 +3,7 @@
 // optionally the one-row summary of SPEC section 7 (with the training run's seed and config file).
 // The study itself is run_lm_eval and report_lm_eval (eval_study.h).
 #include "experiments/cli.h"
+#include "lm/checkpoint_option.h"
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
@@ -32,12 +33,12 @@ int main(int argc, char** argv) {
        "truncate each document to this many bytes (0: whole documents)");
   cli.range("batch", 1, 1e6);
   cli.range("max-tokens-per-doc", 0, 1e12);
-  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; },
-              "--checkpoint is required");
-  cli.input("checkpoint", PathKind::Any);
+  lm::declare_checkpoint_input(cli);
   cli.input("corpus", PathKind::Dir);
   cli.output("positions", PathKind::File);
   cli.output("summary", PathKind::File);
+  cli.empty_means_none("positions");
+  cli.empty_means_none("summary");
   cli.parse(argc, argv);
 
   LmEvalSettings settings;

@@ -12,6 +12,7 @@
 // save_weights): what results/weights/ publishes, loadable by every evaluator's --checkpoint.
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
+#include "lm/checkpoint_option.h"
 #include "lm/checkpoint.h"
 #include "lm/settings.h"
 
@@ -33,8 +34,6 @@ int main(int argc, char** argv) {
             "run directory (or checkpoint file) of lm-train or passkey-train")
       ("format", po::value<std::string>()->default_value("torch-pickle"),
        "torch-pickle (a dict for Python's torch.load) or weights (results/weights/'s format)");
-  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; },
-              "--checkpoint is required");
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); },
               "--out is required (the .pt file to write)");
   cli.require(
@@ -51,7 +50,7 @@ int main(int argc, char** argv) {
         return f == "torch-pickle" || f == "weights";
       },
       "--format must be torch-pickle or weights");
-  cli.input("checkpoint", PathKind::Any);
+  lm::declare_checkpoint_input(cli);
   cli.parse(argc, argv);
 
   try {

@@ -49,6 +49,16 @@ double last_val_loss(const std::string& rows) {
   return last;
 }
 
+// A corpus whose splits hold no window of the context is bad input (exit 2), named by its folder.
+template <class Make>
+auto naming_corpus(const std::string& dir, Make&& make) {
+  try {
+    return make();
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("--corpus '{}': {}", dir, e.what()));
+  }
+}
+
 class TextTask final : public TrainTask {
  public:
   TextTask(const TrainOptions& o, LanguageModel& model, Communicator& comm)
@@ -56,9 +66,13 @@ class TextTask final : public TrainTask {
         model_(model),
         comm_(comm),
         corpus_(load_corpus(o.corpus_dir)),
-        sampler_(token_stream(corpus_.train), o.model.context + 1, o.seed),
-        val_windows_(leading_windows(token_stream(corpus_.validation), o.model.context + 1,
-                                     t_.val_windows)),
+        sampler_(naming_corpus(o.corpus_dir, [&] {
+          return WindowSampler(token_stream(corpus_.train), o.model.context + 1, o.seed);
+        })),
+        val_windows_(naming_corpus(o.corpus_dir, [&] {
+          return leading_windows(token_stream(corpus_.validation), o.model.context + 1,
+                                 t_.val_windows);
+        })),
         context_(o.model.context) {}
 
   std::string log_header() const override { return train_log_header(); }

@@ -1,6 +1,7 @@
 // lm-train: trains one language model (one preset, one attention variant) with checkpoints,
 // resumption and optional data parallelism (--nproc N starts N ranks on this machine).
 #include "experiments/cli.h"
+#include "experiments/run_dir.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
 #include "lm/launcher.h"
@@ -59,7 +60,14 @@ int main(int argc, char** argv) {
   cli.range("nproc", 1, 64);
   cli.range("master-port", 0, 65535);
   cli.input("corpus", PathKind::Dir);
-  cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "log.csv.json", ".lock"});
+  cli.input("--preset's folder", PathKind::Dir, [](const Cli&) {
+    try {
+      return std::vector<std::string>{preset_dir()};  // preset() reads every file in it
+    } catch (const std::invalid_argument&) {
+      return std::vector<std::string>{};  // refused with its own message below
+    }
+  });
+  cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "log.csv.json", kRunLockName});
   cli.parse(argc, argv);
   const Preset* chosen = nullptr;
   try {

@@ -98,6 +98,10 @@ void add_run_options(Cli& cli) {
        "built-in task: dips, brackets, erase (or a path to a .task file)")
       ("task-file", po::value<std::string>(), "task table file (overrides --task); see synthetic/tasks/");
   cli.input("task-file", PathKind::File);
+  cli.input("--task", PathKind::File, [](const Cli& c) {
+    const auto task = c.get<std::string>("task");
+    return is_task_path(task) ? std::vector<std::string>{task} : std::vector<std::string>{};
+  });
   kTable.add_options(cli, kOptions);
 }
 

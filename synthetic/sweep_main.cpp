@@ -3,9 +3,11 @@
 // configuration, then summary.csv (SPEC section 7 columns first). The study itself is
 // run_sweep (sweep_runner.h).
 #include "experiments/cli.h"
+#include "experiments/run_dir.h"
 #include "run_options.h"
 #include "sweep.h"
 #include "sweep_runner.h"
+#include "task.h"
 
 #include <fmt/format.h>
 
@@ -48,7 +50,13 @@ void declare_options(fpa::Cli& cli) {
   syn::add_shared_run_options(cli, kSharedRunOptions);
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
-  cli.output("out-dir", fpa::PathKind::Dir, {"runs", "logs"});
+  cli.output("out-dir", fpa::PathKind::Dir, fpa::kSweepOwnEntries);
+  cli.input("--tasks", fpa::PathKind::File, [](const fpa::Cli& c) {
+    std::vector<std::string> files;
+    for (const auto& t : fpa::split_unique_list(c.get<std::string>("tasks"), "tasks"))
+      if (syn::is_task_path(t)) files.push_back(t);
+    return files;
+  });
   cli.input("run-exe", fpa::PathKind::File);
 }
 

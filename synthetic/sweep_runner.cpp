@@ -2,6 +2,7 @@
 
 #include "experiments/atomic_file.h"
 #include "experiments/progress.h"
+#include "experiments/run_dir.h"
 
 #include <fmt/format.h>
 
@@ -49,6 +50,7 @@ SweepOutcome run_sweep(const SweepSettings& s, const std::vector<SweepRun>& runs
   const auto runs_dir = s.out_dir + "/runs", logs_dir = s.out_dir + "/logs";
   make_parent_dirs(runs_dir + "/x");
   make_parent_dirs(logs_dir + "/x");
+  mark_sweep_folder(s.out_dir);  // no other tool's output goes into runs/ or logs/ (run_dir.h)
   auto csv_of = [&](const SweepRun& r) { return runs_dir + "/" + r.name + ".csv"; };
 
   std::map<std::string, std::map<std::string, std::string>> finals;

@@ -176,11 +176,13 @@ Task builtin_task(const std::string& name) {
   return parse_task(builtin_task_text(name), "builtin:" + name);
 }
 
+bool is_task_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos ||
+         (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".task") == 0);
+}
+
 Task resolve_task(const std::string& name_or_path) {
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 &&
-                        name_or_path.compare(name_or_path.size() - 5, 5, ".task") == 0);
-  return is_path ? load_task_file(name_or_path) : builtin_task(name_or_path);
+  return is_task_path(name_or_path) ? load_task_file(name_or_path) : builtin_task(name_or_path);
 }
 
 }  // namespace fpa::synthetic

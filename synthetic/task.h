@@ -67,6 +67,8 @@ int64_t draw_type(const Task& task, double level, int previous, std::mt19937_64&
 std::vector<int64_t> sample_types(const Task& task, int64_t n, std::mt19937_64& rng);
 
 // A built-in name, or a path to a task file (anything containing '/' or ending in ".task").
+// A --task value names a file (it has a '/' or ends in .task), else a built-in task.
+bool is_task_path(const std::string& name_or_path);
 Task resolve_task(const std::string& name_or_path);
 
 }  // namespace fpa::synthetic

@@ -127,6 +127,15 @@ open(dst, "wb").write(bytes(data))
 EOF
 fi
 printf 'seed = 1\n\x00\x01\x7fELF\x02\x01\n' >"$s/binary.conf"  # a binary file given as --config
+printf 'seed = 3\n' >"$s/c.cfg"                    # a valid --config, --study-config
+cp "$s/c.cfg" "$s/c.summary.csv"                   # a --config where a derived output would go
+ln -s c.cfg "$s/link.cfg"; ln "$s/c.cfg" "$s/hard.cfg"  # the same file through links
+cp "$(dirname "$0")/../synthetic/tasks/dips.task" "$s/t.task"
+if has synthetic-sweep && has synthetic-run; then  # a finished sweep (its folder marked .sweep)
+  setup "$bin/synthetic-sweep" --tasks dips --variants fox --head-dims 2 --seeds 1 --steps 2 \
+    --eval-every 1 --eval-seqs 4 --batch 2 --length 8 --out-dir "$s/sweep" --out "$s/sweep/summary.csv"
+  sweep_run=$(cd "$s/sweep/runs" && ls *.csv | head -1)
+fi
 chmod -R a-w "$s"/*.pt 2>/dev/null || true
 
 # --- 1. unknown flag, missing value, stray word, negative unsigned, --config a directory ---------
@@ -256,6 +265,70 @@ case_ same-file "--summary" lm-eval --checkpoint "$s/run" --corpus "$s/corpus" -
 case_ same-file "--dump" synthetic-run --out "$s/keep.csv" --dump "$s/keep.csv"
 case_ same-file "--out" synthetic-sweep --out-dir "$s/new" --out "$s/new/runs"
 
+# --- 4b. every input kind against every output kind (issue 45) ----------------------------------
+# What each tool writes (--out for every tool) and reads besides --config and --study-config.
+declare -A outputs=(
+  [lm-eval]="--out --positions --summary" [passkey-eval]="--out --summary" [synthetic-run]="--out --dump"
+  [lm-train]="--out --out-dir" [passkey-train]="--out --out-dir" [synthetic-sweep]="--out --out-dir"
+  [lm-prepare-brown]="--out --out-dir")
+declare -A inputs=(  # kind=path pairs; a directory input is checked with a file inside it
+  [lm-train]="corpus=$s/corpus" [lm-eval]="checkpoint=$s/run/checkpoint.pt corpus=$s/corpus"
+  [lm-compress]="checkpoint=$s/run/checkpoint.pt corpus=$s/corpus"
+  [lm-export]="checkpoint=$s/run/checkpoint.pt" [passkey-probe]="checkpoint=$s/run/checkpoint.pt"
+  [passkey-eval]="checkpoint=$s/run/checkpoint.pt filler-file=$s/filler.txt"
+  [passkey-train]="filler-file=$s/filler.txt corpus=$s/corpus" [lm-prepare-brown]="raw=$s/corpus"
+  [synthetic-run]="task=$s/t.task task-file=$s/t.task" [synthetic-sweep]="tasks=$s/t.task")
+without() {  # the arguments less the option --$1 and its value
+  local drop=$1; shift
+  while (($#)); do if [[ $1 == --$drop ]]; then shift 2; else printf '%s\n' "$1"; shift; fi; done
+}
+for t in "${tools[@]}"; do
+  b=(${base[$t]:-})
+  for o in ${outputs[$t]:---out}; do
+    mapfile -t bo < <(without "${o#--}" "${b[@]}")
+    for cfg in config study-config; do
+      case_ input-as-output "$o" "$t" "${bo[@]}" --$cfg "$s/c.cfg" $o "$s/c.cfg"
+    done
+    for pair in ${inputs[$t]:-}; do
+      kind=${pair%%=*} path=${pair#*=}
+      [[ -d $path ]] && target=$path/doc3.txt || target=$path
+      mapfile -t bk < <(without "$kind" "${bo[@]}")
+      case_ input-as-output "$o" "$t" "${bk[@]}" --$kind "$path" $o "$target"
+    done
+  done
+done
+# The same file through a symbolic link, a hard link and a relative path (the cases run in cwd/).
+case_ input-as-output "--out" theory-eviction --config "$s/c.cfg" --out "$s/link.cfg"
+case_ input-as-output "--out" theory-eviction --config "$s/link.cfg" --out "$s/hard.cfg"
+case_ input-as-output "--out" theory-eviction --config ../c.cfg --out "$s/c.cfg"
+case_ input-as-output "--out" synthetic-sweep --tasks dips,../t.task --out "$s/t.task"
+# passkey-eval's --summary defaults to <out>.summary.csv: that derived path is an output too.
+case_ input-as-output "--summary" passkey-eval --checkpoint "$s/run" --out "$s/c.csv" --config "$s/c.summary.csv"
+# Outputs inside another run's directory (its .lock) or a sweep's runs/ and logs/ (its .sweep).
+case_ inside-run "--out" lm-eval --checkpoint "$s/run/checkpoint.pt" --corpus "$s/corpus" --out "$s/run/log.csv"
+case_ inside-run "--out" lm-eval --checkpoint "$s/run/checkpoint.pt" --corpus "$s/corpus" --out "$s/run/log.csv.json"
+case_ inside-run "--out" lm-eval --checkpoint "$s/run/checkpoint.pt" --corpus "$s/corpus" --out "$s/run/eval.csv"
+case_ inside-run "--out" lm-export --checkpoint "$s/run/checkpoint.pt" --out "$s/run/log.csv"
+case_ inside-run "--out" theory-eviction --out "$s/run/x.csv"
+case_ inside-run "--out" theory-eviction --out "$s/pk/sub/x.csv"
+case_ inside-run "--out-dir" passkey-train --out-dir "$s/run/sub"
+case_ inside-run "--out-dir" lm-prepare-brown --raw "$s/corpus" --out-dir "$s/run"
+case_ inside-run "--out" lm-train --corpus "$s/corpus" --out-dir "$s/new" --out "$s/run/x.csv"
+if [[ -n ${sweep_run:-} ]]; then
+  case_ inside-run "--out" synthetic-sweep --tasks dips --variants fox --head-dims 2 --seeds 1 \
+    --out-dir "$s/sweep" --out "$s/sweep/runs/$sweep_run" --summarize-only
+  case_ inside-run "--out" synthetic-sweep --out-dir "$s/new" --out "$s/sweep/runs/$sweep_run"
+  case_ inside-run "--out" theory-eviction --out "$s/sweep/logs/x.log"
+  case_ inside-run "--out" passkey-probe --checkpoint "$s/run" --out "$s/sweep/runs/x.csv"
+fi
+# bias-bench's own options: a malformed or empty-handed --filter, a negative size.
+case_ out-of-range "--filter" bias-bench --filter '('
+case_ out-of-range "--filter" bias-bench --filter 'no-such-benchmark'
+case_ out-of-range "--max-reference-n" bias-bench --max-reference-n -1
+# A corpus of one-byte documents: bad input (exit 2), not a failure of the tool.
+mkdir -p "$s/byte_corpus"; for i in $(seq 0 11); do printf x >"$s/byte_corpus/doc$i.txt"; done
+case_ corrupt-corpus "byte_corpus" lm-train "${lm_tiny[@]}" --hidden 16 --steps 2 --corpus "$s/byte_corpus" --out-dir "$s/new"
+
 # --- 5. corrupt checkpoints and corpora ---------------------------------------------------------
 case_ corrupt-checkpoint "flipped.pt" lm-eval --checkpoint "$s/flipped.pt" --corpus "$s/corpus" --out "$s/new.csv"
 case_ corrupt-checkpoint "edited.pt" lm-eval --checkpoint "$s/edited.pt" --corpus "$s/corpus" --out "$s/new.csv"
@@ -292,6 +365,24 @@ if has lm-eval && has lm-train; then
   if [[ $rc -eq 0 && $(grep -c '^warning: .*optimizer state' <<<"$out") -eq 1 ]]; then
     echo "ok   corrupt optimizer state: lm-eval exit 0 -> $(grep '^warning' <<<"$out")"
   else echo "FAIL corrupt optimizer state: lm-eval exit $rc, output: $out"; status=1; fi
+fi
+# Not bad input: empty --positions and --summary mean none, as lm-eval --help says.
+if has lm-eval && has lm-train; then
+  out=$("$bin/lm-eval" --checkpoint "$s/run" --corpus "$s/corpus" --out "$tmp/empty.csv" \
+        --positions '' --summary '' 2>&1 >/dev/null); rc=$?
+  if [[ $rc -eq 0 && -s $tmp/empty.csv && ! -e $s/cwd/.csv ]]; then
+    echo "ok   lm-eval --positions '' --summary '': exit 0, no such outputs"
+  else echo "FAIL lm-eval --positions '' --summary '': exit $rc, output: $out"; status=1; fi
+fi
+# Not bad input: the temporary of a write killed before its rename is removed by the next write
+# of the same output (a pid that has ended names it).
+if has theory-eviction; then
+  dead=$(sh -c 'echo $$')
+  mkdir -p "$tmp/stale"; echo half >"$tmp/stale/e.csv.tmp.$dead"; echo other >"$tmp/stale/f.csv.tmp.$dead"
+  if "$bin/theory-eviction" --trials 1 --eps 0.1 --out "$tmp/stale/e.csv" >/dev/null 2>&1 &&
+     [[ ! -e $tmp/stale/e.csv.tmp.$dead && -e $tmp/stale/f.csv.tmp.$dead && -s $tmp/stale/e.csv ]]; then
+    echo "ok   stale temporary of e.csv removed by the next write of e.csv (f.csv's kept)"
+  else echo "FAIL stale temporary: $(ls "$tmp/stale")"; status=1; fi
 fi
 summary=$(sed -n 's/^[a-zA-Z]* *\[\([a-z-]*\)\].*/\1/p' "$tmp/outcomes" | sort | uniq -c |
           awk '{ printf "%s%s %d", sep, $2, $1; sep = ", " }')

@@ -4,11 +4,14 @@
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
 #include "experiments/renamed_flags.h"
+#include "experiments/run_dir.h"
 #include "experiments/torch_runtime.h"
 
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -140,6 +143,51 @@ TEST(Cli, ChecksDeclaredInputsAndOutputsBeforeAnyWork) {
   EXPECT_EQ(why_not_writable("x.csv", PathKind::File), "");
 }
 
+// Computed paths (a list's files) are inputs like any other: no output may be one of them, and
+// an output may not go inside a folder another run owns.
+TEST(Cli, RefusesOutputsOverComputedInputsAndInsideRunFolders) {
+  namespace fs = std::filesystem;
+  const auto root = fs::temp_directory_path() / ("fpa-cli-paths-" + std::to_string(::getpid()));
+  fs::create_directories(root / "run");
+  std::ofstream(root / "run" / kRunLockName) << "1\n";
+  std::ofstream(root / "a.task") << "x\n";
+  auto run = [&](std::string program, std::vector<std::string> args) {
+    Cli cli(program, "test", "");
+    cli.add()("tasks", po::value<std::string>()->default_value("dips"), "names or files");
+    cli.input("--tasks", PathKind::File, [](const Cli& c) {
+      std::vector<std::string> files;
+      for (const auto& t : split_list(c.get<std::string>("tasks"), "tasks"))
+        if (t.find('/') != std::string::npos) files.push_back(t);
+      return files;
+    });
+    args.insert(args.begin(), program);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    cli.parse(int(argv.size()), argv.data());
+    std::exit(0);
+  };
+  const auto task = (root / "a.task").string();
+  EXPECT_EXIT(run("prog", {"--tasks", "dips," + task, "--out", task}), ::testing::ExitedWithCode(2),
+              "error: --out '.*a.task' is the same file as --tasks '.*a.task', which this tool reads");
+  EXPECT_EXIT(run("prog", {"--tasks", "dips," + task, "--out", (root / "b.csv").string()}),
+              ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run("prog", {"--out", (root / "run" / "x.csv").string()}), ::testing::ExitedWithCode(2),
+              "error: --out '.*x.csv' is or lies inside the run directory '.*run' \\(marked by its "
+              "\\.lock\\), which another run owns");
+
+  // A sweep's runs/ belongs to the synthetic-run processes it starts.
+  fs::create_directories(root / "sweep" / "runs");
+  mark_sweep_folder((root / "sweep").string());
+  const auto in_runs = (root / "sweep" / "runs" / "r.csv").string();
+  EXPECT_NE(run_folder_owning(in_runs, {}, "theory-eviction"), "");
+  EXPECT_EQ(run_folder_owning(in_runs, {}, kSweepRunWriter), "");
+  EXPECT_EQ(run_folder_owning((root / "sweep" / "summary.csv").string(), {}, "theory-eviction"), "");
+  // A tool's own run directory is its to write; one inside another run's is not.
+  EXPECT_EQ(run_folder_owning((root / "run" / "log.csv").string(), {(root / "run").string()}, "lm-train"), "");
+  EXPECT_NE(run_folder_owning((root / "run" / "sub").string(), {(root / "run" / "sub").string()}, "lm-train"), "");
+  fs::remove_all(root);
+}
+
 TEST(Cli, SplitsLists) {
   EXPECT_EQ(split_list("a,b", "x"), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(split_int_list("8,16", "x"), (std::vector<int>{8, 16}));
@@ -184,6 +232,27 @@ TEST(CsvWriter, WritesAtomicallyWithProvenanceSidecar) {
   for (auto& e : fs::directory_iterator(dir / "sub"))  // no temporary files left behind
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
   EXPECT_THROW(csv.row("only-one"), std::logic_error);
+}
+
+// A write killed between its temporary and the rename leaves <file>.tmp.<pid>; the next write of
+// the same file removes it (and only the temporaries of that file, of processes that are gone).
+TEST(AtomicFile, NextWriteRemovesStaleTemporaries) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("fpa-stale-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const pid_t gone = ::fork();
+  if (gone == 0) std::_Exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const auto stale = dir / ("a.csv.tmp." + std::to_string(gone));
+  const auto other = dir / ("b.csv.tmp." + std::to_string(gone));
+  const auto live = dir / ("a.csv.tmp." + std::to_string(::getppid()));
+  for (const auto& p : {stale, other, live}) std::ofstream(p) << "half";
+  write_file_atomic((dir / "a.csv").string(), "x\n");
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_TRUE(fs::exists(live));  // a process that still runs may be writing it
+  EXPECT_EQ(read_file((dir / "a.csv").string()), "x\n");
+  fs::remove_all(dir);
 }
 
 TEST(AtomicFile, ReplacesExistingFile) {

@@ -15,9 +15,11 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,11 @@ class Collector : public benchmark::ConsoleReporter {
   std::vector<Run> kept;
 };
 
+// Google Benchmark's --benchmark_filter: a regular expression, negated by a leading '-'.
+std::string filter_pattern(const std::string& filter) {
+  return filter.rfind('-', 0) == 0 ? filter.substr(1) : filter;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,6 +110,13 @@ int main(int argc, char** argv) {
   cli.range("tile", 1, 4096);
   cli.int_list_range("lengths", 1, 1 << 20);  // a billion keys would run for minutes, not refuse
   cli.range("min-time", 0.001, 3600);
+  cli.range("max-reference-n", 0, 1 << 20);
+  cli.require(
+      [](const po::variables_map& vm) {
+        std::regex(filter_pattern(vm["filter"].as<std::string>()));  // throws when malformed
+        return true;
+      },
+      "--filter is not a regular expression");
   cli.parse(argc, argv);
   const auto n_list = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int n : n_list)
@@ -132,6 +146,15 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(name.c_str(), reference_bias, v, int64_t(n), seed);
       }
   }
+
+  // A filter that selects nothing would write a header-only CSV and exit 0.
+  const std::regex selected(filter_pattern(cli.get<std::string>("filter")));
+  const bool negated = cli.get<std::string>("filter").rfind('-', 0) == 0;
+  if (std::none_of(cases.begin(), cases.end(), [&](const auto& c) {
+        return std::regex_search(c.first, selected) != negated;
+      }))
+    fail_usage(fmt::format("--filter '{}' selects no benchmark (names look like '{}')",
+                           cli.get<std::string>("filter"), cases.begin()->first));
 
   std::vector<std::string> flags = {
       "bias-bench", fmt::format("--benchmark_min_time={}", cli.get<double>("min-time")),

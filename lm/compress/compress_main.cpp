@@ -3,6 +3,7 @@
 // fraction) with the achieved occupancy beside the full cache's perplexity on the same windows.
 // The study itself is run_compress (compress_study.h).
 #include "experiments/cli.h"
+#include "lm/checkpoint_option.h"
 #include "experiments/torch_runtime.h"
 #include "lm/cache/cli_options.h"
 #include "lm/checkpoint.h"
@@ -36,7 +37,6 @@ void declare_options(Cli& cli) {
       ("max-windows", po::value<int64_t>()->default_value(0), "score at most this many of the split's windows, spread evenly (0: all)");
   cli.range("evict-every", 1, 1e6);
   cli.range("max-windows", 0, 1e9);
-  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cli.require([](const po::variables_map& vm) {
     const auto s = vm["split"].as<std::string>();
     return s == "test" || s == "validation";
@@ -47,7 +47,7 @@ void declare_options(Cli& cli) {
   policy_defaults.duo_window = 12;  // 12 + 4 sinks = 1/8 of context 128, as 60 + 4 of passkey's L = 512
   policy_defaults.query_aware = false;  // running text has no question
   cache::add_policy_options(cli, policy_defaults);
-  cli.input("checkpoint", PathKind::Any);
+  lm::declare_checkpoint_input(cli);
   cli.input("corpus", PathKind::Dir);
 }
 

@@ -3,6 +3,7 @@
 // --out and the same cells averaged over depths to --summary (SPEC section 7's columns first).
 // The study itself is run_passkey_eval (eval_study.h); this file parses and checks the flags.
 #include "experiments/cli.h"
+#include "lm/checkpoint_option.h"
 #include "experiments/torch_runtime.h"
 #include "lm/cache/cli_options.h"
 #include "lm/model.h"
@@ -22,6 +23,12 @@ using namespace fpa::passkey;
 namespace cache = fpa::cache;
 
 namespace {
+
+// --summary, or its default beside --out.
+std::string summary_path(const Cli& cli) {
+  const auto given = cli.get<std::string>("summary");
+  return given.empty() ? fs::path(cli.out()).replace_extension("").string() + ".summary.csv" : given;
+}
 
 void declare_options(Cli& cli) {
   cli.add()
@@ -46,13 +53,14 @@ void declare_options(Cli& cli) {
   cli.range("timed-tokens", 1, 1e7);
   cli.range("key-digits", 1, 18);
   cli.range("calibration-keys", 1, 1e4);
-  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cache::PolicyOptionDefaults policy_defaults;
   policy_defaults.policies = "full,fpa-certified,budget,window";
   cache::add_policy_options(cli, policy_defaults);
-  cli.input("checkpoint", PathKind::Any);
+  lm::declare_checkpoint_input(cli);
   cli.input("filler-file", PathKind::File);
-  cli.output("summary", PathKind::File);
+  cli.output("summary", PathKind::File, [](const Cli& c) {
+    return std::vector<std::string>{summary_path(c)};
+  });
 }
 
 // --lengths, --keys (one count per length) and the flags the study reads; exit 2 on bad input.
@@ -77,9 +85,7 @@ PasskeyEvalSettings settings_from(const Cli& cli) {
   s.schedule.evict_every = cli.get<int64_t>("evict-every");
   s.schedule.timed_tokens = cli.get<int64_t>("timed-tokens");
   s.out = cli.out();
-  s.summary = cli.get<std::string>("summary").empty()
-      ? (fs::path(cli.out()).replace_extension("").string() + ".summary.csv")
-      : cli.get<std::string>("summary");
+  s.summary = summary_path(cli);
   return s;
 }
 

@@ -13,6 +13,7 @@
 // key is kept when one of its digit entries is; the cut-off is the lowest bias kept. The study
 // itself is run_passkey_probe (probe_study.h).
 #include "experiments/cli.h"
+#include "lm/checkpoint_option.h"
 #include "experiments/torch_runtime.h"
 #include "lm/passkey/eval_setup.h"
 #include "lm/passkey/probe_study.h"
@@ -43,9 +44,8 @@ int main(int argc, char** argv) {
   cli.range("epsilon", 1e-300, 0.999999);
   cli.range("chunk", 1, 1e6);
   cli.range("key-digits", 1, 18);
-  cli.require([](const po::variables_map& vm) { return vm.count("checkpoint") > 0; }, "--checkpoint is required");
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); }, "--out is required");
-  cli.input("checkpoint", PathKind::Any);
+  lm::declare_checkpoint_input(cli);
   cli.parse(argc, argv);
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");

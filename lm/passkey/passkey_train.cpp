@@ -4,6 +4,7 @@
 // experiments/train_loop.h, as lm-train's. This file maps the command line to the model, the
 // training and the task.
 #include "experiments/cli.h"
+#include "experiments/run_dir.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
 #include "lm/memory.h"
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   }, "--corpus-fraction > 0 needs --corpus");
   cli.input("corpus", PathKind::Dir);
   cli.input("filler-file", PathKind::File);
-  cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "train_log.csv.json", ".lock"});
+  cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "train_log.csv.json", kRunLockName});
   cli.parse(argc, argv);
   passkey::PromptConfig pc;
   pc.key_digits = cli.get<int>("key-digits");
