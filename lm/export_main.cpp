@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
             "run directory (or checkpoint file) of lm-train or passkey-train")
       ("format", po::value<std::string>()->default_value("torch-pickle"),
        "torch-pickle (a dict for Python's torch.load) or weights (results/weights/'s format)");
+  lm::declare_checkpoint_input(cli);  // first: the checks below read --checkpoint
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); },
               "--out is required (the .pt file to write)");
   cli.require(
@@ -50,7 +51,6 @@ int main(int argc, char** argv) {
         return f == "torch-pickle" || f == "weights";
       },
       "--format must be torch-pickle or weights");
-  lm::declare_checkpoint_input(cli);
   cli.parse(argc, argv);
 
   try {

@@ -11,8 +11,8 @@ namespace fpa::passkey {
 
 BatchMaker::BatchMaker(PromptConfig prompt, int64_t length, int64_t batch, double corpus_fraction,
                        at::Tensor corpus, uint64_t seed)
-    : prompt_(std::move(prompt)), length_(length), batch_(batch), corpus_(std::move(corpus)),
-      rng_(seed) {
+    : prompt_(std::move(prompt)), passage_starts_(passage_starts(prompt_)), length_(length),
+      batch_(batch), corpus_(std::move(corpus)), rng_(seed) {
   if (length < prompt_.fixed_bytes())
     throw std::invalid_argument("passkey: training length shorter than the prompt's fixed parts");
   if (!(corpus_fraction >= 0 && corpus_fraction <= 1))
@@ -39,7 +39,7 @@ TrainBatch BatchMaker::next(int64_t length) {
     }
     const auto key = random_key(prompt_.key_digits, rng_);
     const double depth = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
-    const auto p = make_prompt(prompt_, length, depth, key);
+    const auto p = make_prompt(prompt_, length, depth, key, pick_passage(passage_starts_, rng_));
     for (int64_t t = 0; t < length; ++t) tok[r][t] = int64_t(static_cast<unsigned char>(p.text[size_t(t)]));
     // Target index t predicts token t + 1.
     for (int d = 0; d < prompt_.key_digits; ++d) mask[r][p.answer_start - 1 + d] = 1.0f;

@@ -37,6 +37,7 @@ class BatchMaker {
 
  private:
   PromptConfig prompt_;
+  std::vector<int64_t> passage_starts_;  // natural filler: where a prompt's passage may start
   int64_t length_, batch_, corpus_rows_;
   at::Tensor corpus_;
   std::mt19937_64 rng_;

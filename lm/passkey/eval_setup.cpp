@@ -1,6 +1,7 @@
 #include "lm/passkey/eval_setup.h"
 
 #include "lm/memory.h"
+#include "lm/passkey/filler.h"
 #include "lm/model.h"
 
 #include <fmt/format.h>
@@ -23,8 +24,7 @@ EvalSetup load_eval_setup(const Cli& cli, const std::vector<int>& lengths, const
   s.L = given_L > 0 ? given_L : s.loaded.config.context;
   s.run = lm::run_name(cli.get<std::string>("checkpoint"));
   s.prompt.key_digits = cli.get<int>("key-digits");
-  if (cli.has("filler-file") && !cli.get<std::string>("filler-file").empty())
-    s.prompt.filler = read_filler_file(cli.get<std::string>("filler-file"));
+  apply_filler_options(cli, s.prompt);
   const int64_t longest = longest_multiple * s.L;
   lm::require_sequence_length(longest, fmt::format("{} at --lengths x the training length {}", tool, s.L));
   if (shortest_multiple * s.L < s.prompt.fixed_bytes())

@@ -20,11 +20,11 @@ struct EvalSetup {
   std::string variant;  // the CSV label: --variant when given, else the model's attention kind
   std::string run;      // the checkpoint's run name (lm::run_name)
   int64_t L = 0;        // training length: --train-len when the tool has it and it is > 0, else the model's context
-  PromptConfig prompt;  // --key-digits, and --filler-file when the tool has it
+  PromptConfig prompt;  // --key-digits, --filler (filler.h)
 };
 
-// Reads --checkpoint, --variant, --key-digits and (when the tool defines them) --train-len and
-// --filler-file. Bad input (a length that does not fit, a missing or corrupt file) ends the
+// Reads --checkpoint, --variant, --key-digits, --filler (with --filler-file or --corpus) and
+// (when the tool defines it) --train-len. Bad input (a length that does not fit, a missing or corrupt file) ends the
 // program with exit code 2 or throws UsageError; `tool` names it in messages.
 EvalSetup load_eval_setup(const Cli& cli, const std::vector<int>& lengths, const std::string& tool);
 

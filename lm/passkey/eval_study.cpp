@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <string>
 #include <utility>
 
 namespace fpa::passkey {
@@ -35,11 +36,12 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
   const auto depths = spread_depths(s.depths);
   CsvWriter cells(s.out, {"variant", "train_len", "eval_len", "depth", "policy", "budget",
                           "occupancy", "accuracy", "decode_ms_per_token", "n_keys", "epsilon",
-                          "per_head", "prefill_ms", "decode_cpu_ms_per_token", "run"});
+                          "per_head", "prefill_ms", "decode_cpu_ms_per_token", "run", "filler",
+                          "filler_offsets"});
   CsvWriter summary(s.summary, {"variant", "train_len", "eval_len", "policy", "budget",
                                 "occupancy", "accuracy", "n_keys", "decode_ms_per_token",
                                 "epsilon", "per_head", "prefill_ms", "decode_cpu_ms_per_token",
-                                "run"});
+                                "run", "filler"});
 
   lm::IncrementalDecoder decoder(setup.loaded.model);
   std::vector<double> head_scores;  // duo-calibrated's, from prompts at L
@@ -56,7 +58,11 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
     const auto prompts = draw_prompts(pc, n, keys, depths, rng);
     for (const auto& policy_ptr : policies) {
       const cache::Policy& policy = *policy_ptr;
-      struct Acc { double correct = 0, occ = 0, ms = 0, cpu_ms = 0, prefill = 0; int count = 0; };
+      struct Acc {
+        double correct = 0, occ = 0, ms = 0, cpu_ms = 0, prefill = 0;
+        int count = 0;
+        std::string offsets;  // the cell's passages (filler_offsets): where each prompt's filler starts
+      };
       std::map<double, Acc> by_depth;
       Acc all;
       for (const auto& p : prompts) {
@@ -67,6 +73,7 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
           a->correct += r.correct; a->occ += r.occupancy; a->ms += r.decode_ms_per_token;
           a->cpu_ms += r.decode_cpu_ms_per_token;
           a->prefill += r.prefill_ms; a->count += 1;
+          a->offsets += (a->offsets.empty() ? "" : ";") + std::to_string(p.filler_offset);
         }
         bar.update(++done, fmt::format("{}x {} {}", m, policy.name(), r.generated));
       }
@@ -75,10 +82,10 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
       for (const auto& [depth, a] : by_depth)
         cells.row(variant, L, n, depth, policy.csv_name(), budget_cell(policy), a.occ / a.count,
                     a.correct / a.count, a.ms / a.count, a.count, eps, per_head,
-                    a.prefill / a.count, a.cpu_ms / a.count, run);
+                    a.prefill / a.count, a.cpu_ms / a.count, run, pc.filler_source, a.offsets);
       summary.row(variant, L, n, policy.csv_name(), budget_cell(policy), all.occ / all.count,
                     all.correct / all.count, all.count, all.ms / all.count, eps, per_head,
-                    all.prefill / all.count, all.cpu_ms / all.count, run);
+                    all.prefill / all.count, all.cpu_ms / all.count, run, pc.filler_source);
       std::cerr << fmt::format("\n{} {}x{} {} budget {}: accuracy {:.2f}, occupancy {:.3f}, {:.3f} ms/token ({:.3f} CPU)\n",
                                variant, m, L, policy.name(), budget_cell(policy),
                                all.correct / all.count, all.occ / all.count, all.ms / all.count,

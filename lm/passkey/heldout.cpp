@@ -14,9 +14,12 @@ HeldOutSet make_heldout(const PromptConfig& config, int64_t length, int64_t coun
   set.tokens = at::empty({count, length}, at::kLong);
   auto tok = set.tokens.accessor<int64_t, 2>();
   std::mt19937_64 rng(seed);
+  std::mt19937_64 passages(seed ^ 0x46494c4c45520000ull);  // natural filler only: keys unchanged
+  const auto starts = passage_starts(config);
   const auto depths = spread_depths(int(count));
   for (int64_t r = 0; r < count; ++r) {
-    const auto p = make_prompt(config, length, depths[size_t(r)], random_key(config.key_digits, rng));
+    const auto p = make_prompt(config, length, depths[size_t(r)], random_key(config.key_digits, rng),
+                               pick_passage(starts, passages));
     for (int64_t t = 0; t < length; ++t) tok[r][t] = int64_t(static_cast<unsigned char>(p.text[size_t(t)]));
     set.answer_start.push_back(p.answer_start);
   }

@@ -4,6 +4,7 @@
 // The study itself is run_passkey_eval (eval_study.h); this file parses and checks the flags.
 #include "experiments/cli.h"
 #include "lm/checkpoint_option.h"
+#include "lm/passkey/filler.h"
 #include "experiments/torch_runtime.h"
 #include "lm/cache/cli_options.h"
 #include "lm/model.h"
@@ -44,7 +45,6 @@ void declare_options(Cli& cli) {
       ("evict-every", po::value<int64_t>()->default_value(64), "single-token decoding: tokens between evictions")
       ("timed-tokens", po::value<int64_t>()->default_value(256), "the prompt's last tokens decoded one at a time; decode time is their mean with the answer's")
       ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
-      ("filler-file", po::value<std::string>()->default_value(""), "filler text file")
       ("summary", po::value<std::string>()->default_value(""), "per-cell summary over depths (default: <out>.summary.csv)");
   cli.range("train-len", 0, 1e7);
   cli.range("depths", 1, 1000);
@@ -57,7 +57,7 @@ void declare_options(Cli& cli) {
   policy_defaults.policies = "full,fpa-certified,budget,window";
   cache::add_policy_options(cli, policy_defaults);
   lm::declare_checkpoint_input(cli);
-  cli.input("filler-file", PathKind::File);
+  add_filler_options(cli, {"repeated", "corpus-test", "corpus-validation"}, true);
   cli.output("summary", PathKind::File, [](const Cli& c) {
     return std::vector<std::string>{summary_path(c)};
   });

@@ -14,6 +14,7 @@
 // itself is run_passkey_probe (probe_study.h).
 #include "experiments/cli.h"
 #include "lm/checkpoint_option.h"
+#include "lm/passkey/filler.h"
 #include "experiments/torch_runtime.h"
 #include "lm/passkey/eval_setup.h"
 #include "lm/passkey/probe_study.h"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   cli.range("chunk", 1, 1e6);
   cli.range("key-digits", 1, 18);
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); }, "--out is required");
+  add_filler_options(cli, {"repeated", "corpus-test", "corpus-validation"}, true);
   lm::declare_checkpoint_input(cli);
   cli.parse(argc, argv);
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");

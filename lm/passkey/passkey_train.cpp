@@ -8,6 +8,7 @@
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
 #include "lm/memory.h"
+#include "lm/passkey/filler.h"
 #include "lm/passkey/train_run.h"
 #include "lm/settings.h"
 
@@ -47,7 +48,6 @@ int main(int argc, char** argv) {
       ("corpus", po::value<std::string>()->default_value(""), "directory of text documents for the mixture (lm corpus format)")
       ("corpus-fraction", po::value<double>()->default_value(0.0), "fraction of each batch that is corpus text")
       ("key-digits", po::value<int>()->default_value(5), "passkey length in digits")
-      ("filler-file", po::value<std::string>()->default_value(""), "filler text file (default: the classic sentences)")
       ("curriculum", po::value<std::string>()->default_value(""), "shorter sequences first: LENGTH:STEPS[,LENGTH:STEPS...] before --length (e.g. 320:400)")
       ("check-every", po::value<int64_t>()->default_value(0), "steps between held-out checks of the answer at --length (greedy, full cache); 0: none")
       ("check-keys", po::value<int64_t>()->default_value(40), "held-out prompts per check (depths spread over the prompt)")
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     return vm["corpus-fraction"].as<double>() == 0 || !vm["corpus"].as<std::string>().empty();
   }, "--corpus-fraction > 0 needs --corpus");
   cli.input("corpus", PathKind::Dir);
-  cli.input("filler-file", PathKind::File);
+  passkey::add_filler_options(cli, {"repeated", "corpus-train"}, /*declare_corpus=*/false);
   cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "train_log.csv.json", kRunLockName});
   cli.parse(argc, argv);
   passkey::PromptConfig pc;
@@ -92,8 +92,7 @@ int main(int argc, char** argv) {
     lm::apply_options(cli, kSettings, s.model, s.train);  // lm's AdamW and clipping otherwise
     s.model.validate();
     lm::require_training_memory(s.model, s.train.batch, "passkey-train");
-    if (!cli.get<std::string>("filler-file").empty())
-      pc.filler = passkey::read_filler_file(cli.get<std::string>("filler-file"));
+    passkey::apply_filler_options(cli, pc);
     s.prompt = pc;
     s.task.final_length = final_length;
     s.task.batch = s.train.batch;

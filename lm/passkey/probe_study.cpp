@@ -72,7 +72,8 @@ PasskeyProbeResult run_passkey_probe(const PasskeyProbeSettings& settings, const
   CsvWriter out(settings.out, {"variant", "run", "train_len", "eval_len", "depth", "prompt",
                                "correct_full", "layer", "head", "key_bias", "threshold", "r",
                                "kept_certified", "key_kept_certified", "budget", "cutoff_per_head",
-                               "key_kept_per_head", "cutoff_shared", "key_kept_shared"});
+                               "key_kept_per_head", "cutoff_shared", "key_kept_shared", "filler",
+                               "filler_offset"});
   PasskeyProbeResult result{std::move(out)};
   lm::IncrementalDecoder decoder(loaded.model);
   Progress bar("passkey-probe " + run, int64_t(lengths.size()) * keys, "prompt");
@@ -117,7 +118,8 @@ PasskeyProbeResult run_passkey_probe(const PasskeyProbeSettings& settings, const
         result.table.row(variant, run, L, n, p.depth, k, int(answer == p.key), int64_t(h) / heads,
                          int64_t(h) % heads, key_bias, threshold, v.r, double(kept) / double(i + 1),
                          key_certified, budget, lowest_kept(views, per_head, h, h + 1),
-                         key_per_head, cutoff_shared, key_shared);
+                         key_per_head, cutoff_shared, key_shared, pc.filler_source,
+                         p.filler_offset);
       }
       result.prompts++;
       result.correct += answer == p.key;

@@ -16,7 +16,8 @@ std::string key_sentence(const std::string& key) {
   return fmt::format("The pass key is {}. Remember it. {} is the pass key. ", key, key);
 }
 
-// Positions in `text` right after a sentence end (". " / "! " / "? "), 0 included.
+}  // namespace
+
 std::vector<int64_t> sentence_starts(const std::string& text) {
   std::vector<int64_t> starts = {0};
   for (size_t i = 1; i < text.size(); ++i) {
@@ -25,8 +26,6 @@ std::vector<int64_t> sentence_starts(const std::string& text) {
   }
   return starts;
 }
-
-}  // namespace
 
 int64_t PromptConfig::fixed_bytes() const {
   return int64_t(instruction.size() + key_sentence(std::string(key_digits, '0')).size() +
@@ -47,7 +46,7 @@ std::string random_key(int digits, std::mt19937_64& rng) {
 }
 
 Prompt make_prompt(const PromptConfig& config, int64_t length, double depth,
-                   const std::string& key) {
+                   const std::string& key, int64_t filler_offset) {
   config.validate();
   if (int(key.size()) != config.key_digits)
     throw std::invalid_argument("passkey: key has the wrong number of digits");
@@ -58,8 +57,11 @@ Prompt make_prompt(const PromptConfig& config, int64_t length, double depth,
         "passkey: length {} is shorter than the prompt's fixed parts ({} bytes)", length,
         config.fixed_bytes()));
 
-  // The filler stream: the filler text repeated, cut to exactly filler_bytes.
-  std::string stream;
+  if (filler_offset < 0 || filler_offset >= int64_t(config.filler.size()))
+    throw std::invalid_argument("passkey: filler offset outside the filler text");
+
+  // The filler stream: the filler text from the offset on, wrapping around, cut to filler_bytes.
+  std::string stream = config.filler.substr(size_t(filler_offset));
   while (int64_t(stream.size()) < filler_bytes) stream += config.filler;
   stream.resize(size_t(filler_bytes));
 
@@ -73,6 +75,7 @@ Prompt make_prompt(const PromptConfig& config, int64_t length, double depth,
   Prompt p;
   p.key = key;
   p.depth = depth;
+  p.filler_offset = filler_offset;
   p.text = config.instruction + stream.substr(0, size_t(cut));
   p.key_position = int64_t(p.text.size());
   p.text += key_sentence(key) + stream.substr(size_t(cut)) + config.question;
@@ -90,12 +93,30 @@ std::vector<double> spread_depths(int k) {
   return d;
 }
 
+std::vector<int64_t> passage_starts(const PromptConfig& config) {
+  if (!config.passages()) return {};
+  auto starts = sentence_starts(config.filler);
+  if (starts.size() > 1 && starts.back() >= int64_t(config.filler.size())) starts.pop_back();
+  return starts;
+}
+
+int64_t pick_passage(const std::vector<int64_t>& starts, std::mt19937_64& rng) {
+  if (starts.empty()) return 0;
+  return starts[std::uniform_int_distribution<size_t>(0, starts.size() - 1)(rng)];
+}
+
 std::vector<Prompt> draw_prompts(const PromptConfig& config, int64_t length, int keys,
                                  const std::vector<double>& depths, std::mt19937_64& rng) {
+  const auto starts = passage_starts(config);
+  std::seed_seq seq{uint32_t(config.filler_seed), uint32_t(config.filler_seed >> 32),
+                    uint32_t(length), 0x46494c4cu};
+  std::mt19937_64 passage_rng(seq);
   std::vector<Prompt> prompts;
-  for (int k = 0; k < keys; ++k)
+  for (int k = 0; k < keys; ++k) {
+    const int64_t offset = pick_passage(starts, passage_rng);
     prompts.push_back(make_prompt(config, length, depths[size_t(k) % depths.size()],
-                                  random_key(config.key_digits, rng)));
+                                  random_key(config.key_digits, rng), offset));
+  }
   return prompts;
 }
 

@@ -12,6 +12,14 @@
 # time; SWEEP_STUDIES (default "passkey passkey-scale") picks studies; SWEEP_RUNS (e.g.
 # "fpa-s0 fpa-s2") sweeps those runs' weights only.
 #
+#   natural       issue 46: the C6 study's evaluation (configs/passkey/eval-c6-natural.conf:
+#                 eval-c6.conf's keys and depths) with natural filler, a passage of the Brown
+#                 test split per prompt, on every C6 model -> results/passkey/c6-natural/
+#   natural-sweep the compression sweep (configs/passkey/eval-sweep-natural.conf) with natural
+#                 filler, on the C6 models that learned the task (lm/passkey/learned_runs.py)
+#                 -> results/passkey/sweep-natural/
+# The natural studies run only when named in SWEEP_STUDIES (they read data/brown/text).
+#
 # SWEEP_POLICIES (e.g. "duo-certified") re-runs only those policies, after a change to their code:
 # each run's cells go to <run>@<policies>.csv and .summary.csv (an amendment, with its own
 # sidecar and code version), and the merge takes that policy's cells from the amendment instead
@@ -27,16 +35,23 @@ shopt -s nullglob
 
 study_config() { case "$1" in passkey) echo configs/passkey/eval-sweep.conf ;;
                               passkey-scale) echo configs/passkey/eval-sweep-scale.conf ;;
-                              *) echo "error: SWEEP_STUDIES: unknown study '$1' (passkey or passkey-scale)" >&2; exit 1 ;; esac; }
-study_out() { case "$1" in passkey) echo results/passkey/sweep ;; passkey-scale) echo results/passkey/sweep-scale ;; esac; }
+                              natural) echo configs/passkey/eval-c6-natural.conf ;;
+                              natural-sweep) echo configs/passkey/eval-sweep-natural.conf ;;
+                              *) echo "error: SWEEP_STUDIES: unknown study '$1' (passkey, passkey-scale, natural or natural-sweep)" >&2; exit 1 ;; esac; }
+study_out() { case "$1" in passkey) echo results/passkey/sweep ;; passkey-scale) echo results/passkey/sweep-scale ;;
+                           natural) echo results/passkey/c6-natural ;; natural-sweep) echo results/passkey/sweep-natural ;; esac; }
+study_weights() { case "$1" in natural|natural-sweep) echo passkey ;; *) echo "$1" ;; esac; }
 
 # The weights to sweep, as "<study> <file>" lines.
 jobs=()
 for study in $STUDIES; do
   study_config "$study" > /dev/null
-  for w in results/weights/"$study"/*.pt; do
+  learned=""
+  [[ $study == natural-sweep ]] && learned=" $(lm/passkey/learned_runs.py | tr '\n' ' ')"
+  for w in results/weights/"$(study_weights "$study")"/*.pt; do
     run=$(basename "$w" .pt)
     if [[ -n "${SWEEP_RUNS:-}" && " $SWEEP_RUNS " != *" $run "* ]]; then continue; fi
+    if [[ -n "$learned" && "$learned " != *" $run "* ]]; then continue; fi
     jobs+=("$study $w")
   done
 done
@@ -44,7 +59,7 @@ if [[ -n "${SWEEP_RUNS:-}" ]]; then
   for r in $SWEEP_RUNS; do
     found=0
     for j in "${jobs[@]}"; do [[ $(basename "${j#* }" .pt) == "$r" ]] && found=1; done
-    (( found )) || { echo "error: SWEEP_RUNS: no weights for '$r' under results/weights/{${STUDIES// /,}}/" >&2; exit 1; }
+    (( found )) || { echo "error: SWEEP_RUNS: no weights for '$r' in the studies $STUDIES" >&2; exit 1; }
   done
 fi
 (( ${#jobs[@]} )) || { echo "error: no published passkey weights under results/weights/{${STUDIES// /,}}/" >&2; exit 1; }
