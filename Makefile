@@ -7,8 +7,9 @@
 # synthetic/README.md and lm/README.md give their measured times. PROFILE=eval re-runs every
 # published C5 and C6 evaluation from the published weights (results/weights/), trains nothing, and
 # checks the cells against the published CSVs; PROFILE=passkey-sweep runs the compression sweep on
-# the published C6 and C6-scale weights (lm/passkey/README.md); PROFILE=lm-compress the language-model compression
-# study on the published C5 weights (lm/compress/README.md).
+# the published C6 and C6-scale weights, and the C6 study and sweep in natural filler (lm/passkey/README.md);
+# PROFILE=passkey-natural trains the natural-filler recipe (issue 46; hours per run: for a GPU);
+# PROFILE=lm-compress the language-model compression study on the published C5 weights (lm/compress/README.md).
 
 PROFILE ?= quick
 BUILD   ?= build
@@ -19,7 +20,7 @@ STUDIES := theory bench synthetic lm passkey
 # Studies only a profile of their own runs (never part of quick or full).
 EXTRA_STUDIES := eval passkey-sweep lm-compress
 # The studies a profile runs: a study's own profile runs that study alone.
-STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress
+STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey passkey-natural:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress
 OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
 RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 
@@ -75,8 +76,8 @@ reproduce-passkey: data-brown
 	@$(META) step passkey -- lm/passkey/reproduce.sh $(BUILD)/bin
 reproduce-eval: data-brown
 	@$(META) step eval -- scripts/eval_from_weights.sh $(BUILD)/bin
-reproduce-passkey-sweep: build
-	@$(META) step passkey-sweep -- lm/passkey/sweep.sh $(BUILD)/bin
+reproduce-passkey-sweep: data-brown
+	@SWEEP_STUDIES="passkey passkey-scale natural natural-sweep" $(META) step passkey-sweep -- lm/passkey/sweep.sh $(BUILD)/bin
 reproduce-lm-compress: data-brown
 	@$(META) step lm-compress -- lm/compress/reproduce.sh $(BUILD)/bin
 

@@ -7,6 +7,7 @@ import math
 import os
 
 import common
+import passkey_natural
 import passkey_scale
 import passkey_sweep
 import passkey_verdict
@@ -57,7 +58,7 @@ def load(results):
     if sweep:
         passkey_verdict.merge_sweep(runs, sweep)
     return {"rows": rows, "agg": aggregate(rows), "runs": runs, "sweep": sweep,
-            "floor": passkey_scale.load(results)}
+            "floor": passkey_scale.load(results), "natural": passkey_natural.load(results)}
 
 
 def claims(data):
@@ -75,6 +76,10 @@ def claims(data):
     if floor:
         claim.details.append(passkey_verdict.trend_line(floor))
         claim.links.append("figures/passkey_occupancy_floor.png")
+    natural = data["natural"] and passkey_natural.claim_line(data["natural"])
+    if natural:
+        claim.details.append(natural)
+        claim.links += ["figures/passkey_natural.md", "figures/passkey_natural.png", data["natural"]["rel"]]
     return {"C6": claim}
 
 
@@ -123,6 +128,10 @@ def build(results, out):
     if floor:
         sec.figures.append(passkey_scale.figure(floor, out))
         sec.tables.append(passkey_scale.table(floor))
+    if data["natural"]:
+        sec.sources.append(data["natural"]["rel"])
+        sec.tables.append(passkey_natural.table(data["natural"]))
+        sec.figures.append(passkey_natural.figure(data["natural"], out))
     return sec
 
 

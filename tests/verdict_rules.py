@@ -16,6 +16,7 @@ repo = sys.argv[1]
 sys.path.insert(0, os.path.join(repo, "paper_figures"))
 import lm  # noqa: E402
 import passkey  # noqa: E402
+import passkey_natural  # noqa: E402
 import passkey_verdict  # noqa: E402
 import synthetic  # noqa: E402
 import synthetic_sweep  # noqa: E402
@@ -227,6 +228,34 @@ try:
         ok = want in line
         failures += not ok
         print(f"{'ok  ' if ok else 'FAIL'} C6 trend line says {want!r}" + ("" if ok else f" -> {line}"))
+    # C6 in natural text (issue 46): the learned runs (judged on the repeated filler) in both
+    # fillers, the share of the 8L retrieval that survives, the certified policy beside the full cache.
+    def rows(acc8, cert8, learned_runs=3):
+        out = []
+        for s in range(4):
+            acc_l = "1" if s < learned_runs else "0.5"
+            base = {"variant": "fpa", "run": f"fpa-s{s}", "train_len": "512", "n_keys": "20", "per_head": "0",
+                    "decode_ms_per_token": "0.1", "epsilon": ""}
+            out += [dict(base, eval_len="512", policy="full", budget="1", occupancy="1", accuracy=acc_l),
+                    dict(base, eval_len="4096", policy="full", budget="1", occupancy="1", accuracy=acc8),
+                    dict(base, eval_len="4096", policy="fpa-certified", budget="", occupancy="0.3",
+                         accuracy=cert8, epsilon="0.001"),
+                    dict(base, eval_len="4096", policy="budget", budget="0.25", occupancy="0.25", accuracy="0.2")]
+        return out
+    data = {"study": {"repeated": passkey.per_run(rows("1", "1")), "natural": passkey.per_run(rows("0.4", "0.4"))},
+            "sweep": {"repeated": None, "natural": None},
+            "rows": {"repeated": rows("1", "1"), "natural": rows("0.4", "0.4")}, "rel": "passkey/c6-natural/summary.csv"}
+    line = passkey_natural.claim_line(data)
+    for want in ["FPA 0.40 (repeated 1.00, 3 runs)", "gives 0.40 at occupancy 0.30 in natural text against the full "
+                 "cache's 0.40"]:
+        ok = want in line
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} C6 natural-filler line says {want!r}" + ("" if ok else f" -> {line}"))
+    natural_rows = {r[1]: r for r in passkey_natural.table(data).rows}
+    got = (natural_rows["natural"][2], natural_rows["natural"][7], natural_rows["repeated"][6])
+    ok = got == ("3 of 4", "40%", "1.00 (fpa-certified eps=0.001, study)")
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} C6 natural-filler table: learned 3 of 4, 40% of 8L kept, best at 25% kept -> {got}")
 finally:
     shutil.rmtree(tmp)
 print("PASS" if not failures else f"FAIL: {failures} verdict(s) wrong")

@@ -28,6 +28,12 @@
 #   passkey-scale : folder scale (issue 30); seeds 0-2 of fpa-h16 (16 heads) and fpa-l4 (4
 #             layers), configs/passkey/c6-<variant>.conf, evaluated and probed as the passkey
 #             profile, weights in results/weights/passkey-scale/.
+#   passkey-natural : folder natural-trained (issue 46); seeds 0-4 of fpa-natural and
+#             fox-b5-natural (configs/passkey/c6-<variant>.conf: the C6 recipe with the filler a
+#             passage of the Brown training split per prompt), evaluated in both fillers: as the
+#             passkey profile (<run>.csv) and with natural filler from the test split
+#             (configs/passkey/eval-c6-natural.conf: natural-filler/<run>.csv); weights in
+#             results/weights/passkey-natural/. Several CPU-hours per run: meant for a GPU.
 # PASSKEY_SEEDS and PASSKEY_VARIANTS override the seeds and variants. A run whose
 # <run>.summary.csv exists with the same stamp (config file contents + evaluation settings) is
 # skipped; an interrupted training resumes; a run folder trained with another recipe is moved
@@ -45,12 +51,18 @@ case "$PROFILE" in
   passkey) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0 1 2 3 4"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
   full) FOLDER=c6; SEEDS=${PASSKEY_SEEDS:-"0"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
   passkey-scale) FOLDER=scale; SEEDS=${PASSKEY_SEEDS:-"0 1 2"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf ;;
-  *) echo "error: PROFILE must be quick, full, passkey or passkey-scale, got '$PROFILE'" >&2; exit 2 ;;
+  passkey-natural) FOLDER=natural-trained; SEEDS=${PASSKEY_SEEDS:-"0 1 2 3 4"}; EVAL_CONFIG=$CONFIGS/eval-c6.conf
+         NATURAL_EVAL_CONFIG=$CONFIGS/eval-c6-natural.conf ;;
+  *) echo "error: PROFILE must be quick, full, passkey, passkey-scale or passkey-natural, got '$PROFILE'" >&2; exit 2 ;;
 esac
-DEFAULT_VARIANTS=$([[ $FOLDER == scale ]] && echo "fpa-h16 fpa-l4" || echo "fpa fox-b5 transformer")
+case "$FOLDER" in
+  scale) DEFAULT_VARIANTS="fpa-h16 fpa-l4" ;;
+  natural-trained) DEFAULT_VARIANTS="fpa-natural fox-b5-natural" ;;
+  *) DEFAULT_VARIANTS="fpa fox-b5 transformer" ;;
+esac
 VARIANTS=${PASSKEY_VARIANTS:-$DEFAULT_VARIANTS}
 # The folders whose trained models are published (results/weights/<study>/<run>.pt).
-case "$FOLDER" in c6) WEIGHTS=passkey ;; scale) WEIGHTS=passkey-scale ;; *) WEIGHTS="" ;; esac
+case "$FOLDER" in c6) WEIGHTS=passkey ;; scale) WEIGHTS=passkey-scale ;; natural-trained) WEIGHTS=passkey-natural ;; *) WEIGHTS="" ;; esac
 OUT=$RESULTS/$FOLDER      # per-run CSVs; summary.csv and c6_table.md in $RESULTS
 RUNS=runs/passkey/$FOLDER
 
@@ -93,6 +105,11 @@ run_one() {
   echo "passkey: evaluating $run $(date -u +%H:%M:%S)"
   nice -n 5 "$BIN/passkey-eval" --config "$EVAL_CONFIG" --checkpoint "$RUNS/$run" --variant "$v" \
     --threads 1 --out "$OUT/$run.csv" --summary "$OUT/$run.summary.csv"
+  if [[ -n "${NATURAL_EVAL_CONFIG:-}" ]]; then  # the same keys and depths in natural text
+    mkdir -p "$OUT/natural-filler"
+    nice -n 5 "$BIN/passkey-eval" --config "$NATURAL_EVAL_CONFIG" --checkpoint "$RUNS/$run" --variant "$v" \
+      --threads 1 --out "$OUT/natural-filler/$run.csv" --summary "$OUT/natural-filler/$run.summary.csv"
+  fi
   [[ -n "$WEIGHTS" ]] && scripts/publish_weights.sh "$BIN" "$WEIGHTS" "$RUNS/$run" "$run"
   echo "$stamp" > "$OUT/.done-$run"
   rm -f "$OUT/probe-$run.csv"  # a retrained run's probe is redone, not kept from its old weights
@@ -137,8 +154,9 @@ while (( running > 0 )); do wait -n || failed=1; running=$((running - 1)); done
 if (( failed )); then echo "error: a passkey run failed (see above)" >&2; exit 1; fi
 # The C6 study's folders make results/passkey/summary.csv and the C6 table; the scale runs keep
 # theirs in their folder (results/passkey/scale/summary.csv), out of C6's verdict.
-if [[ $FOLDER == scale ]]; then
+if [[ $FOLDER == scale || $FOLDER == natural-trained ]]; then
   /usr/bin/python3 lm/passkey/merge_summaries.py "$OUT"
+  if [[ -d $OUT/natural-filler ]]; then /usr/bin/python3 lm/passkey/merge_summaries.py "$OUT/natural-filler"; fi
 else
   /usr/bin/python3 lm/passkey/summarize.py "$RESULTS" "$OUT"
 fi

@@ -18,7 +18,8 @@
 #   natural-sweep the compression sweep (configs/passkey/eval-sweep-natural.conf) with natural
 #                 filler, on the C6 models that learned the task (lm/passkey/learned_runs.py)
 #                 -> results/passkey/sweep-natural/
-# The natural studies run only when named in SWEEP_STUDIES (they read data/brown/text).
+# The natural studies read data/brown/text (make data-brown); they run when SWEEP_STUDIES names
+# them, as make reproduce PROFILE=passkey-sweep does.
 #
 # SWEEP_POLICIES (e.g. "duo-certified") re-runs only those policies, after a change to their code:
 # each run's cells go to <run>@<policies>.csv and .summary.csv (an amendment, with its own

@@ -47,9 +47,18 @@ done
 lm/passkey/sweep.sh "$dir/bin" >"$dir/log" 2>&1 || { cat "$dir/log"; fail "rerun"; }
 [[ $(calls) -eq 4 ]] || fail "a rerun should skip swept runs"
 
+# The C6 study in natural filler (issue 46): every C6 model, with eval-c6-natural.conf, into its
+# own folder; the published folders untouched.
+SWEEP_STUDIES=natural lm/passkey/sweep.sh "$dir/bin" >"$dir/log" 2>&1 || { cat "$dir/log"; fail "natural"; }
+for r in fpa-s0 fox-b5-s1; do
+  [[ -s results/passkey/c6-natural/$r.summary.csv ]] || fail "$r not evaluated into results/passkey/c6-natural/"
+  grep -qx "$r configs/passkey/eval-c6-natural.conf" results/passkey/stub-calls || fail "$r not evaluated with eval-c6-natural.conf"
+done
+[[ $(calls) -eq 6 ]] || fail "6 evaluations expected after the natural study, got $(calls)"
+
 echo "# changed" >>configs/passkey/eval-sweep-scale.conf
 SWEEP_STUDIES=passkey-scale SWEEP_RUNS=fpa-l4-s2 lm/passkey/sweep.sh "$dir/bin" >"$dir/log" 2>&1 || { cat "$dir/log"; fail "one run"; }
-[[ $(calls) -eq 5 ]] && [[ $(tail -n 1 results/passkey/stub-calls) == "fpa-l4-s2 configs/passkey/eval-sweep-scale.conf" ]] ||
+[[ $(calls) -eq 7 ]] && [[ $(tail -n 1 results/passkey/stub-calls) == "fpa-l4-s2 configs/passkey/eval-sweep-scale.conf" ]] ||
   fail "SWEEP_RUNS=fpa-l4-s2 after a config change should re-sweep that run only"
 
 for bad in "SWEEP_STUDIES=nope" "SWEEP_RUNS=fpa-s9" "SWEEP_STUDIES=passkey SWEEP_RUNS=fpa-h16-s0" "SWEEP_POLICIES=Bad!"; do

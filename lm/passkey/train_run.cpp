@@ -64,8 +64,9 @@ TrainOutcome train_passkey(const TrainSettings& s) {
   // passkey-eval and passkey-probe, lm::training_record); --out gets a copy.
   run.log_name = "train_log.csv";
   run.progress_label = "passkey-train " + run.out_dir;
-  run.banner = fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}",
-                           model->parameter_count(), data.corpus_rows(), s.train.batch, mc.context);
+  run.banner = fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}, filler {}",
+                           model->parameter_count(), data.corpus_rows(), s.train.batch, mc.context,
+                           s.prompt.filler_source);
   run.checkpoint_every = s.train.checkpoint_every;
   SingleProcess one;
   return train({*model, *optimizer, &checkpoints}, s.train, task, run, one);
