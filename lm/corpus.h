@@ -1,6 +1,7 @@
 // Byte-level tokens of a corpus (the documents and the split are in documents.h).
 //
 // Tokens are bytes (vocabulary 256). A split is one byte stream: each document followed by '\n'.
+// lm/tokenizer.h's `bytes` kind gives the same ids without LibTorch.
 #pragma once
 
 #include "lm/documents.h"
