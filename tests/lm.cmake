@@ -1,5 +1,5 @@
-# Language-model area tests (lm/): corpus, model, training (resume, NaN), provenance sidecars,
-# 2-rank data parallelism.
+# Language-model area tests (lm/): corpus, tokenizer, model, training (resume, NaN), provenance
+# sidecars, 2-rank data parallelism.
 if(TARGET fpa_lm)
   set(_lm ${CMAKE_CURRENT_LIST_DIR})
   fpa_test(test_lm ${_lm}/test_lm_corpus.cpp ${_lm}/test_lm_model.cpp ${_lm}/test_lm_train.cpp
@@ -13,6 +13,18 @@ if(TARGET fpa_lm)
   target_link_libraries(test_lm_parallel PRIVATE fpa_lm)
   target_compile_definitions(test_lm_parallel PRIVATE LM_TRAIN_PATH="$<TARGET_FILE:lm-train>")
   add_dependencies(test_lm_parallel lm-train)
+  # The tokenizer (lm/tokenizer.h): SentencePiece on a generated corpus, without LibTorch (the two
+  # cannot share a process, lm/sentencepiece_tokenizer.h); the bytes kind against corpus.h's byte
+  # tokens with LibTorch (fpa_lm_corpus) but not the models.
+  add_executable(test_lm_tokenizer ${_lm}/test_lm_tokenizer.cpp)
+  target_link_libraries(test_lm_tokenizer PRIVATE fpa_lm_sentencepiece GTest::gtest_main)
+  add_executable(test_lm_tokenizer_bytes ${_lm}/test_lm_tokenizer_bytes.cpp)
+  target_link_libraries(test_lm_tokenizer_bytes PRIVATE fpa_lm_tokenizer fpa_lm_corpus
+                        GTest::gtest_main)
+  foreach(t test_lm_tokenizer test_lm_tokenizer_bytes)
+    set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+    gtest_discover_tests(${t} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 900)
+  endforeach()
   # A preset is one file: one added at run time trains (FPA_PRESET_DIR).
   add_test(NAME lm_preset_is_a_file
            COMMAND ${CMAKE_SOURCE_DIR}/tests/preset_is_a_file.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
