@@ -8,3 +8,6 @@ fpa_test(test_kv_cache test_kv_cache.cpp)
 # attention-bench's study in-process on tiny problems.
 fpa_test(test_attention_bench test_attention_bench.cpp)
 target_link_libraries(test_attention_bench PRIVATE fpa_attention_bench)
+# The GPU kernels' tile algorithm (kernels/cuda/tile_*.h) run on the CPU in the GPU's order,
+# against the float64 reference (no GPU needed).
+fpa_test(test_tile_algorithm test_tile_algorithm.cpp)
