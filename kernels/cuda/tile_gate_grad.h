@@ -99,41 +99,53 @@ FPA_HD void soft_diagonal_row(const A* lw, int r, const A* g, A* log_z, A* e) {
 
 // End of the dK/dV pass of key tile J: col[c] = sum_i g_ij * (key share of Z_ij), the key share
 // being (the tile's part of Z_ij, whose log is suffix_log_sum[c]) / Z_ij. Then w_l / Z_ij =
-// w_l / exp(suffix_log_sum[c]) * share for l in [c, cols), so
-// out[l] += sum_{c <= l} exp(lw[l] - suffix_log_sum[c]) col[c]; w_l is in that suffix: <= 1.
+// w_l / exp(suffix_log_sum[c]) * share for l in [c, cols), so position l of the tile gets
+// sum_{c <= l} exp(lw[l] - suffix_log_sum[c]) col[c]; w_l is in that suffix: each ratio <= 1.
+// One position per call (a GPU thread each); the _all version is the loop over positions.
+template <class A>
+FPA_HD A soft_key_tile_spread_at(int l, const A* lw, const A* suffix_log_sum, const A* col) {
+  A s = A(0);
+  for (int c = 0; c <= l; ++c) s += t_exp(lw[l] - suffix_log_sum[c]) * col[c];
+  return s;
+}
 template <class A>
 FPA_HD void soft_key_tile_spread(const A* lw, const A* suffix_log_sum, const A* col, int cols,
                                  A* out) {
-  for (int l = 0; l < cols; ++l) {
-    A s = A(0);
-    for (int c = 0; c <= l; ++c) s += t_exp(lw[l] - suffix_log_sum[c]) * col[c];
-    out[l] += s;
-  }
+  for (int l = 0; l < cols; ++l) out[l] += soft_key_tile_spread_at(l, lw, suffix_log_sum, col);
 }
 
-// End of the dQ pass of query tile I: out[l] += sum_{r >= l} w_l / exp(prefix_log_sum[r]) row[r].
+// End of the dQ pass of query tile I: position l of the tile gets
+// sum_{r >= l} exp(lw[l] - prefix_log_sum[r]) row[r] (row[r]: g times the query share).
+template <class A>
+FPA_HD A soft_query_tile_spread_at(int l, const A* lw, const A* prefix_log_sum, const A* row,
+                                   int rows) {
+  A s = A(0);
+  for (int r = l; r < rows; ++r) s += t_exp(lw[l] - prefix_log_sum[r]) * row[r];
+  return s;
+}
 template <class A>
 FPA_HD void soft_query_tile_spread(const A* lw, const A* prefix_log_sum, const A* row, int rows,
                                    A* out) {
-  for (int l = 0; l < rows; ++l) {
-    A s = A(0);
-    for (int r = l; r < rows; ++r) s += t_exp(lw[l] - prefix_log_sum[r]) * row[r];
-    out[l] += s;
-  }
+  for (int l = 0; l < rows; ++l)
+    out[l] += soft_query_tile_spread_at(l, lw, prefix_log_sum, row, rows);
 }
 
 // End of the dQ pass of query tile I: pair[J] = sum over the pair (I, J) of g_ij * (between
 // share), between_log_sum[J] = log of C's weight sum for that pair, tile_log_sum[K] = log of tile
-// K's weight sum. Writes to_tile[K] = sum_{J < K} exp(tile_log_sum[K] - between_log_sum[J])
-// pair[J] for K < I (tile K lies between J and I exactly when J < K < I; the ratio is <= 1).
+// K's weight sum. to_tile[K] = sum_{J < K} exp(tile_log_sum[K] - between_log_sum[J]) pair[J] for
+// K < I (tile K lies between J and I exactly when J < K < I; the ratio is <= 1).
+template <class A>
+FPA_HD A soft_between_to_tile(int k, const A* pair, const A* between_log_sum,
+                              const A* tile_log_sum) {
+  A s = A(0);
+  for (int j = 0; j < k; ++j) s += t_exp(tile_log_sum[k] - between_log_sum[j]) * pair[j];
+  return s;
+}
 template <class A>
 FPA_HD void soft_between_to_tiles(const A* pair, const A* between_log_sum, const A* tile_log_sum,
                                   int tile_i, A* to_tile) {
-  for (int k = 0; k < tile_i; ++k) {
-    A s = A(0);
-    for (int j = 0; j < k; ++j) s += t_exp(tile_log_sum[k] - between_log_sum[j]) * pair[j];
-    to_tile[k] = s;
-  }
+  for (int k = 0; k < tile_i; ++k)
+    to_tile[k] = soft_between_to_tile(k, pair, between_log_sum, tile_log_sum);
 }
 
 // ---- the finish step (one per head, after both passes), in double ------------------------------
@@ -148,10 +160,13 @@ FPA_HD double between_total(const A* to_tiles, int tiles, int tile_k) {
 }
 
 // Straight-through: tile K's between total spread with weights w_l / (tile K's weight sum).
+template <class A> FPA_HD double soft_between_finish_at(A lw, A tile_log_sum, double total) {
+  return double(t_exp(lw - tile_log_sum)) * total;
+}
 template <class A>
 FPA_HD void soft_between_finish(const A* lw, A tile_log_sum, double total, int cols,
                                 double* out) {
-  for (int l = 0; l < cols; ++l) out[l] += double(t_exp(lw[l] - tile_log_sum)) * total;
+  for (int l = 0; l < cols; ++l) out[l] += soft_between_finish_at(lw[l], tile_log_sum, total);
 }
 
 // FoX: d log f_t = sum_{s >= t} dF_s, in place (a reverse cumulative sum in double: dF has many
