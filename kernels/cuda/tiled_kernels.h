@@ -1,0 +1,51 @@
+// Tiled CUDA attention kernels (FlashAttention-2 structure) for softmax, FoX and FPA, both FPA
+// backward modes, on raw device pointers (no LibTorch). Every tile step is a function of
+// kernels/cuda/tile_algorithm.h, which tests/test_tile_algorithm.cpp runs on the CPU in these
+// kernels' order against the float64 reference.
+//
+// Layouts (B = batch, H = heads, N = sequence, D / Dv = head dims), all contiguous:
+//   q, k: (B, H, N, D), v, out, dout: (B, H, N, Dv), in `dtype`;
+//   gate: (B, H, N) in the accumulator type (float; double when dtype is Float64): the field
+//         (FPA) or the log forget gates (FoX), never bf16/fp16 (a bf16 field makes ties);
+//   lse:  (B, H, N) in the accumulator type, written by forward, read by backward;
+//   dq, dk, dv in `dtype`; dgate: (B, H, N) doubles, d Loss / d gate (FoX: of the log gates,
+//         the reverse cumulative sum already taken).
+// Accumulation in fp32 for fp32/bf16/fp16 inputs (double for double): scores, the online
+// softmax, the running minima and the log-sum-exps.
+//
+// Status: compiled by nvcc in CI (no GPU there), never run yet; not wired into fpa::attention.
+// A straightforward shared-memory version: one thread per query row (forward, dQ) or key
+// (dK/dV), 64 threads per block, no tensor cores. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
+// and the dQ pass keeps 16 bytes per key tile in shared memory (N up to ~2^20 on sm_90).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fpa::cuda::tiled {
+
+constexpr int kMaxHeadDim = 128;
+
+enum class DType : int { Float32 = 0, Float64 = 1, BFloat16 = 2, Float16 = 3 };
+enum class Mode : int { Softmax = 0, Fox = 1, FpaExact = 2, FpaStraightThrough = 3 };
+
+struct Problem {
+  int64_t batch = 0, heads = 0, n = 0, d = 0, dv = 0;
+  Mode mode = Mode::Softmax;
+  DType dtype = DType::Float32;
+  double scale = 1.0;
+  double tau = 1.0;  // FpaStraightThrough's temperature
+};
+
+// Device scratch the caller provides (uninitialised is fine).
+size_t forward_workspace_bytes(const Problem& p);
+size_t backward_workspace_bytes(const Problem& p);
+
+// Return 0 on success, a CUDA error code, or -1 for arguments these kernels do not take.
+int forward(const Problem& p, const void* q, const void* k, const void* v, const void* gate,
+            void* out, void* lse, void* workspace, void* stream);
+int backward(const Problem& p, const void* q, const void* k, const void* v, const void* gate,
+             const void* out, const void* lse, const void* dout, void* dq, void* dk, void* dv,
+             double* dgate, void* workspace, void* stream);
+
+}  // namespace fpa::cuda::tiled
