@@ -11,3 +11,9 @@ target_link_libraries(test_attention_bench PRIVATE fpa_attention_bench)
 # The GPU kernels' tile algorithm (kernels/cuda/tile_*.h) run on the CPU in the GPU's order,
 # against the float64 reference (no GPU needed).
 fpa_test(test_tile_algorithm test_tile_algorithm.cpp)
+# The tiled CUDA kernels on a GPU against the reference and the CPU tile run; built whenever nvcc
+# exists (raw device pointers, no CUDA LibTorch needed), skipped without a CUDA device.
+if(TARGET fpa_cuda_kernels)
+  fpa_test(test_tiled_cuda test_tiled_cuda.cpp)
+  target_link_libraries(test_tiled_cuda PRIVATE fpa_cuda_kernels)
+endif()
