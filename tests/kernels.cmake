@@ -17,3 +17,9 @@ if(TARGET fpa_cuda_kernels)
   fpa_test(test_tiled_cuda test_tiled_cuda.cpp)
   target_link_libraries(test_tiled_cuda PRIVATE fpa_cuda_kernels)
 endif()
+# The same kernels' source run on the CPU (tests/cuda_emulation.h: a block's threads as
+# std::threads): needs the CUDA headers only, so it runs on machines without a GPU.
+if(TARGET fpa_cuda_kernels)
+  fpa_test(test_tiled_emulated test_tiled_emulated.cpp)
+  target_link_libraries(test_tiled_emulated PRIVATE fpa_cuda_kernels)
+endif()

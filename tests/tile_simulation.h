@@ -78,31 +78,28 @@ template <class T> class TileRun {
     }
   }
 
-  // The field of one tile (FPA) as the accumulator type, its log weights (straight-through,
-  // centred on the head's phi_0) and its scans: suffix minima as a key tile, prefix minima as a
-  // query tile, and the matching log-sums.
+  // The field of one tile (FPA) as the accumulator type and its scans: suffix minima as a key
+  // tile, prefix minima as a query tile, and (straight-through) the matching weight sums.
   struct FieldTile {
-    A phi[kTile], lw[kTile], suffix_log[kTile], prefix_log[kTile];
+    A phi[kTile], inv_tau;
     MinAt<A> suffix[kTile], prefix[kTile];
+    SoftSum<A> suffix_soft[kTile], prefix_soft[kTile];
   };
   void load_field(int64_t h, int tile, FieldTile& f) const {
     if (!fpa()) return;
     const int64_t l0 = int64_t(tile) * kTile;
     const int len = rows_of(tile);
     const T* g = t_.gate.data() + h * p_.n;
-    const A centre = A(g[0]), inv_tau = A(1.0 / p_.tau);
-    for (int c = 0; c < len; ++c) {
-      f.phi[c] = A(g[l0 + c]);
-      f.lw[c] = soft_log_weight(f.phi[c], centre, inv_tau);
-    }
+    f.inv_tau = A(1.0 / p_.tau);
+    for (int c = 0; c < len; ++c) f.phi[c] = A(g[l0 + c]);
     key_tile_suffix_min(f.phi, int(l0), len, f.suffix);
     query_tile_prefix_min(f.phi, int(l0), len, f.prefix);
     if (soft()) {
-      key_tile_suffix_log_sum(f.lw, len, f.suffix_log);
-      query_tile_prefix_log_sum(f.lw, len, f.prefix_log);
-    } else {  // unused in exact mode; defined so that C's log-sum is too
-      std::fill(f.suffix_log, f.suffix_log + len, -t_inf(A()));
-      std::fill(f.prefix_log, f.prefix_log + len, -t_inf(A()));
+      key_tile_suffix_soft_sum(f.phi, len, f.inv_tau, f.suffix_soft);
+      query_tile_prefix_soft_sum(f.phi, len, f.inv_tau, f.prefix_soft);
+    } else {  // unused in exact mode; defined so that C's sum is too
+      std::fill(f.suffix_soft, f.suffix_soft + len, empty_soft_sum<A>());
+      std::fill(f.prefix_soft, f.prefix_soft + len, empty_soft_sum<A>());
     }
   }
 
@@ -171,7 +168,8 @@ template <class T> class TileRun {
         row[r].sum += tile_sum;
       }
       // C for the next key tile (tj - 1) covers tiles tj .. ti - 1.
-      if (fpa() && tj < ti) between = extend_earlier(between, fk.suffix[0], fk.suffix_log[0]);
+      if (fpa() && tj < ti)
+        between = extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
     }
     for (int r = 0; r < rows; ++r) {
       T* o = t_.out.data() + (h * n + i0 + r) * dv;
@@ -230,7 +228,8 @@ template <class T> class TileRun {
           col_all[c] += g;
           if (diagonal || !fpa()) continue;
           if (soft())
-            col_part[c] += g * soft_shares(fk.suffix_log[c], between.log_sum, fq.prefix_log[r]).key;
+            col_part[c] +=
+                g * soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau).key;
           else
             col_part[c] += exact_share(path_part(fk.suffix[c].value, between.min.value,
                                                  fq.prefix[r].value),
@@ -238,15 +237,17 @@ template <class T> class TileRun {
         }
       }
       if (diagonal && fpa()) {  // one row per thread into its own buffer, then column sums
-        A e[kTile * kTile] = {}, log_z[kTile];
+        A e[kTile * kTile] = {};
+        SoftSum<A> z[kTile];
         for (int r = 0; r < rows; ++r) {
-          if (soft()) soft_diagonal_row(fk.lw, r, gt + r * kTile, log_z, e + r * kTile);
+          if (soft()) soft_diagonal_row(fk.phi, r, gt + r * kTile, fk.inv_tau, z, e + r * kTile);
           else exact_diagonal_row(fk.phi, r, gt + r * kTile, e + r * kTile);
         }
         for (int c = 0; c < cols; ++c)
           for (int r = 0; r < rows; ++r) diag[c] += e[r * kTile + c];
       }
-      if (fpa() && !diagonal) between = extend_later(between, fq.prefix[rows - 1], fq.prefix_log[rows - 1]);
+      if (fpa() && !diagonal)
+        between = extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
     }
     for (int c = 0; c < cols; ++c) {
       for (int64_t e = 0; e < d; ++e) t_.dk[(h * n + j0 + c) * d + e] = T(A(p_.scale) * dk[c * d + e]);
@@ -255,7 +256,8 @@ template <class T> class TileRun {
     A gate[kTile];
     for (int c = 0; c < cols; ++c) gate[c] = diag[c] - col_all[c];
     if (p_.mode == Mode::FpaExact) exact_key_tile_scatter(fk.suffix, col_part, int(j0), cols, gate);
-    if (p_.mode == Mode::FpaSoft) soft_key_tile_spread(fk.lw, fk.suffix_log, col_part, cols, gate);
+    if (p_.mode == Mode::FpaSoft)
+      soft_key_tile_spread(fk.phi, fk.suffix_soft, col_part, cols, fk.inv_tau, gate);
     if (p_.mode != Mode::Softmax)
       for (int c = 0; c < cols; ++c) gate_kv_[h * n + j0 + c] = gate[c];
   }
@@ -268,7 +270,8 @@ template <class T> class TileRun {
     load_field(h, ti, fq);
     std::vector<A> dq(rows * d, A(0));
     A row_all[kTile] = {}, row_part[kTile] = {};
-    std::vector<A> pair(ti + 1, A(0)), pair_log(ti + 1, -t_inf(A())), tile_log(ti + 1, A(0));
+    std::vector<A> pair(ti + 1, A(0));
+    std::vector<SoftSum<A>> pair_soft(ti + 1, empty_soft_sum<A>()), tile_soft(ti + 1, empty_soft_sum<A>());
     std::vector<int> pair_pos(ti + 1, -1);
     A s[kTile * kTile], pt[kTile * kTile], gt[kTile * kTile];
     Between<A> between = empty_between<A>();  // tiles tj + 1 .. ti - 1
@@ -287,7 +290,8 @@ template <class T> class TileRun {
           row_all[r] += g;
           if (diagonal || !fpa()) continue;
           if (soft()) {
-            const SoftShares<A> sh = soft_shares(fk.suffix_log[c], between.log_sum, fq.prefix_log[r]);
+            const SoftShares<A> sh =
+                soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
             row_part[r] += g * sh.query;
             pair_row[r] += g * sh.between;
           } else {
@@ -300,9 +304,9 @@ template <class T> class TileRun {
       if (fpa() && !diagonal) {
         for (int r = 0; r < rows; ++r) pair[tj] += pair_row[r];  // in thread order
         pair_pos[tj] = between.min.pos;
-        pair_log[tj] = between.log_sum;
-        tile_log[tj] = fk.suffix_log[0];
-        between = extend_earlier(between, fk.suffix[0], fk.suffix_log[0]);
+        pair_soft[tj] = between.soft;
+        tile_soft[tj] = fk.suffix_soft[0];
+        between = extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
       }
     }
     for (int r = 0; r < rows; ++r)
@@ -316,8 +320,9 @@ template <class T> class TileRun {
       exact_between_to_tiles(pair.data(), pair_pos.data(), ti, to_tiles);
     }
     if (p_.mode == Mode::FpaSoft) {
-      soft_query_tile_spread(fq.lw, fq.prefix_log, row_part, rows, gate);
-      soft_between_to_tiles(pair.data(), pair_log.data(), tile_log.data(), ti, to_tiles);
+      soft_query_tile_spread(fq.phi, fq.prefix_soft, row_part, rows, fq.inv_tau, gate);
+      soft_between_to_tiles(pair.data(), pair_soft.data(), tile_soft.data(), ti, fq.inv_tau,
+                            to_tiles);
     }
     if (p_.mode != Mode::Softmax)
       for (int r = 0; r < rows; ++r) gate_q_[h * n + i0 + r] = gate[r];
@@ -338,7 +343,7 @@ template <class T> class TileRun {
         const int64_t l0 = int64_t(tk) * kTile;
         load_field(h, tk, f);
         if (p_.mode == Mode::FpaExact) g[f.suffix[0].pos] += total;
-        else soft_between_finish(f.lw, f.suffix_log[0], total, rows_of(tk), g.data() + l0);
+        else soft_between_finish(f.phi, f.suffix_soft[0], total, rows_of(tk), f.inv_tau, g.data() + l0);
       }
     }
     for (int64_t l = 0; l < n; ++l) t_.dgate[h * n + l] = T(g[l]);

@@ -82,70 +82,71 @@ FPA_HD void exact_between_to_tiles(const A* pair, const int* pos, int tile_i, A*
 
 // ---- straight-through mode ---------------------------------------------------------------------
 
-// Row r of the diagonal tile, lw[c] = log w of key i0 + c. With Z_c = sum of w over [c, r],
+// Row r of the diagonal tile (phi[c] = phi_{i0 + c}). With Z_c = sum of w over [c, r],
 // e[l] += w_l * sum_{c <= l} g[c] / Z_c for l <= r, through R_l = Z_l * sum_{c <= l} g[c] / Z_c,
-// R_l = R_{l-1} Z_l / Z_{l-1} + g[l]: both ratios are <= 1. log_z: scratch of r + 1 entries.
+// R_l = R_{l-1} Z_l / Z_{l-1} + g[l]: both ratios are <= 1. z: scratch of r + 1 entries.
 template <class A>
-FPA_HD void soft_diagonal_row(const A* lw, int r, const A* g, A* log_z, A* e) {
-  A s = -t_inf(A());
-  for (int c = r; c >= 0; --c) log_z[c] = s = log_add_exp(lw[c], s);
+FPA_HD void soft_diagonal_row(const A* phi, int r, const A* g, A inv_tau, SoftSum<A>* z, A* e) {
+  SoftSum<A> s = empty_soft_sum<A>();
+  for (int c = r; c >= 0; --c) z[c] = s = soft_add(soft_sum_of(phi[c]), s, inv_tau);
   A carry = A(0);
   for (int l = 0; l <= r; ++l) {
-    if (l > 0) carry *= t_exp(log_z[l] - log_z[l - 1]);
+    if (l > 0) carry *= t_exp(soft_log_ratio(z[l], z[l - 1], inv_tau));
     carry += g[l];
-    e[l] += t_exp(lw[l] - log_z[l]) * carry;
+    e[l] += t_exp(soft_log_ratio(phi[l], z[l], inv_tau)) * carry;
   }
 }
 
 // End of the dK/dV pass of key tile J: col[c] = sum_i g_ij * (key share of Z_ij), the key share
-// being (the tile's part of Z_ij, whose log is suffix_log_sum[c]) / Z_ij. Then w_l / Z_ij =
-// w_l / exp(suffix_log_sum[c]) * share for l in [c, cols), so position l of the tile gets
-// sum_{c <= l} exp(lw[l] - suffix_log_sum[c]) col[c]; w_l is in that suffix: each ratio <= 1.
-// One position per call (a GPU thread each); the _all version is the loop over positions.
+// being (the tile's part of Z_ij, suffix[c]) / Z_ij. Then w_l / Z_ij = w_l / suffix[c] * share
+// for l in [c, cols), so position l of the tile gets sum_{c <= l} (w_l / suffix[c]) col[c];
+// w_l is in that suffix: each ratio <= 1.
+// One position per call (a GPU thread each); the version without _at loops over positions.
 template <class A>
-FPA_HD A soft_key_tile_spread_at(int l, const A* lw, const A* suffix_log_sum, const A* col) {
+FPA_HD A soft_key_tile_spread_at(int l, const A* phi, const SoftSum<A>* suffix, const A* col,
+                                 A inv_tau) {
   A s = A(0);
-  for (int c = 0; c <= l; ++c) s += t_exp(lw[l] - suffix_log_sum[c]) * col[c];
+  for (int c = 0; c <= l; ++c) s += t_exp(soft_log_ratio(phi[l], suffix[c], inv_tau)) * col[c];
   return s;
 }
 template <class A>
-FPA_HD void soft_key_tile_spread(const A* lw, const A* suffix_log_sum, const A* col, int cols,
-                                 A* out) {
-  for (int l = 0; l < cols; ++l) out[l] += soft_key_tile_spread_at(l, lw, suffix_log_sum, col);
+FPA_HD void soft_key_tile_spread(const A* phi, const SoftSum<A>* suffix, const A* col, int cols,
+                                 A inv_tau, A* out) {
+  for (int l = 0; l < cols; ++l) out[l] += soft_key_tile_spread_at(l, phi, suffix, col, inv_tau);
 }
 
 // End of the dQ pass of query tile I: position l of the tile gets
-// sum_{r >= l} exp(lw[l] - prefix_log_sum[r]) row[r] (row[r]: g times the query share).
+// sum_{r >= l} (w_l / prefix[r]) row[r] (row[r]: g times the query share).
 template <class A>
-FPA_HD A soft_query_tile_spread_at(int l, const A* lw, const A* prefix_log_sum, const A* row,
-                                   int rows) {
+FPA_HD A soft_query_tile_spread_at(int l, const A* phi, const SoftSum<A>* prefix, const A* row,
+                                   int rows, A inv_tau) {
   A s = A(0);
-  for (int r = l; r < rows; ++r) s += t_exp(lw[l] - prefix_log_sum[r]) * row[r];
+  for (int r = l; r < rows; ++r) s += t_exp(soft_log_ratio(phi[l], prefix[r], inv_tau)) * row[r];
   return s;
 }
 template <class A>
-FPA_HD void soft_query_tile_spread(const A* lw, const A* prefix_log_sum, const A* row, int rows,
-                                   A* out) {
+FPA_HD void soft_query_tile_spread(const A* phi, const SoftSum<A>* prefix, const A* row, int rows,
+                                   A inv_tau, A* out) {
   for (int l = 0; l < rows; ++l)
-    out[l] += soft_query_tile_spread_at(l, lw, prefix_log_sum, row, rows);
+    out[l] += soft_query_tile_spread_at(l, phi, prefix, row, rows, inv_tau);
 }
 
 // End of the dQ pass of query tile I: pair[J] = sum over the pair (I, J) of g_ij * (between
-// share), between_log_sum[J] = log of C's weight sum for that pair, tile_log_sum[K] = log of tile
-// K's weight sum. to_tile[K] = sum_{J < K} exp(tile_log_sum[K] - between_log_sum[J]) pair[J] for
-// K < I (tile K lies between J and I exactly when J < K < I; the ratio is <= 1).
+// share), between[J] = C's weight sum for that pair, tile[K] = tile K's weight sum.
+// to_tile[K] = sum_{J < K} (tile[K] / between[J]) pair[J] for K < I (tile K lies between J and
+// I exactly when J < K < I; the ratio is <= 1).
 template <class A>
-FPA_HD A soft_between_to_tile(int k, const A* pair, const A* between_log_sum,
-                              const A* tile_log_sum) {
+FPA_HD A soft_between_to_tile(int k, const A* pair, const SoftSum<A>* between,
+                              const SoftSum<A>* tile, A inv_tau) {
   A s = A(0);
-  for (int j = 0; j < k; ++j) s += t_exp(tile_log_sum[k] - between_log_sum[j]) * pair[j];
+  for (int j = 0; j < k; ++j) s += t_exp(soft_log_ratio(tile[k], between[j], inv_tau)) * pair[j];
   return s;
 }
 template <class A>
-FPA_HD void soft_between_to_tiles(const A* pair, const A* between_log_sum, const A* tile_log_sum,
-                                  int tile_i, A* to_tile) {
+FPA_HD void soft_between_to_tiles(const A* pair, const SoftSum<A>* between,
+                                  const SoftSum<A>* tile, int tile_i, A inv_tau, A* to_tile) {
   for (int k = 0; k < tile_i; ++k)
-    to_tile[k] = soft_between_to_tile(k, pair, between_log_sum, tile_log_sum);
+    to_tile[k] = soft_between_to_tile(k, pair, between, tile, inv_tau);
 }
 
 // ---- the finish step (one per head, after both passes), in double ------------------------------
@@ -160,13 +161,14 @@ FPA_HD double between_total(const A* to_tiles, int tiles, int tile_k) {
 }
 
 // Straight-through: tile K's between total spread with weights w_l / (tile K's weight sum).
-template <class A> FPA_HD double soft_between_finish_at(A lw, A tile_log_sum, double total) {
-  return double(t_exp(lw - tile_log_sum)) * total;
+template <class A>
+FPA_HD double soft_between_finish_at(A phi, SoftSum<A> tile, double total, A inv_tau) {
+  return double(t_exp(soft_log_ratio(phi, tile, inv_tau))) * total;
 }
 template <class A>
-FPA_HD void soft_between_finish(const A* lw, A tile_log_sum, double total, int cols,
+FPA_HD void soft_between_finish(const A* phi, SoftSum<A> tile, double total, int cols, A inv_tau,
                                 double* out) {
-  for (int l = 0; l < cols; ++l) out[l] += soft_between_finish_at(lw[l], tile_log_sum, total);
+  for (int l = 0; l < cols; ++l) out[l] += soft_between_finish_at(phi[l], tile, total, inv_tau);
 }
 
 // FoX: d log f_t = sum_{s >= t} dF_s, in place (a reverse cumulative sum in double: dF has many

@@ -16,7 +16,7 @@
 // Status: compiled by nvcc in CI (no GPU there), never run yet; not wired into fpa::attention.
 // A straightforward shared-memory version: one thread per query row (forward, dQ) or key
 // (dK/dV), 64 threads per block, no tensor cores. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
-// and the dQ pass keeps 16 bytes per key tile in shared memory (N up to ~2^20 on sm_90).
+// and the dQ pass keeps 24 bytes (fp32) per key tile in shared memory (N up to ~5e5 on sm_90).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,14 @@
-// What the tiled forward and backward kernels share: input conversions, the field tile in
-// shared memory (the same scans as tests/tile_simulation.h's load_field), FoX's prefix sums,
-// the workspace layout and the launch helpers.
+// What the tiled forward and backward kernels share: the platform macros, input conversions,
+// the field tile in shared memory (the same scans as tests/tile_simulation.h's load_field),
+// FoX's prefix sums, the workspace layout and the argument check.
+//
+// Platform: compiled by nvcc, the kernels run on the GPU. Compiled by g++ with
+// FPA_CUDA_EMULATION defined (tests/cuda_emulation.h, included first), the same kernel source
+// runs on the CPU, every block's threads as std::threads meeting at __syncthreads: that is how
+// test_tiled_emulated runs these kernels on a machine without a GPU. The kernels use only
+// threadIdx, blockIdx, blockDim, __syncthreads, __shared__ (static in the emulation, where
+// blocks run one at a time), FPA_DYNAMIC_SMEM and, in the launchers, FPA_LAUNCH,
+// FPA_ALLOW_SMEM and FPA_LAST_STATUS.
 #pragma once
 
 #include "kernels/cuda/tile_algorithm.h"
@@ -9,6 +17,19 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#if !defined(FPA_CUDA_EMULATION)
+#define FPA_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#define FPA_LAUNCH(kernel, grid, block, smem, stream, ...) \
+  kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+// Shared memory above 48 KB must be requested per kernel.
+#define FPA_ALLOW_SMEM(kernel, bytes)                                                        \
+  ((bytes) <= 48 * 1024 ? 0                                                                 \
+                        : int(cudaFuncSetAttribute(kernel,                                  \
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                                   int(bytes))))
+#define FPA_LAST_STATUS() int(cudaGetLastError())
+#endif
 
 namespace fpa::cuda::tiled {
 
@@ -48,8 +69,9 @@ __device__ void load_rows(const T* src, int64_t l0, int len, int64_t width, A* d
 
 // The field of one tile and its scans (tile_bias.h), as tests/tile_simulation.h's FieldTile.
 template <class A> struct FieldTile {
-  A phi[kTile], lw[kTile], suffix_log[kTile], prefix_log[kTile];
+  A phi[kTile], inv_tau;
   t::MinAt<A> suffix[kTile], prefix[kTile];
+  t::SoftSum<A> suffix_soft[kTile], prefix_soft[kTile];
 };
 
 // Called by every thread of the block (it synchronises). gate: this head's field.
@@ -59,21 +81,19 @@ __device__ void load_field(const Problem& p, const A* gate, int tile, FieldTile<
   const int len = int(min(int64_t(kTile), p.n - l0));
   const bool soft = p.mode == Mode::FpaStraightThrough;
   __syncthreads();  // the previous tile's readers are done
-  for (int c = threadIdx.x; c < len; c += blockDim.x) {
-    f.phi[c] = gate[l0 + c];
-    f.lw[c] = t::soft_log_weight(f.phi[c], gate[0], A(1.0 / p.tau));
-  }
+  for (int c = threadIdx.x; c < len; c += blockDim.x) f.phi[c] = gate[l0 + c];
+  if (threadIdx.x == 0) f.inv_tau = A(1.0 / p.tau);
   __syncthreads();
   // Four independent scans, one thread each.
   if (threadIdx.x == 0) t::key_tile_suffix_min(f.phi, int(l0), len, f.suffix);
   if (threadIdx.x == 1) t::query_tile_prefix_min(f.phi, int(l0), len, f.prefix);
   if (threadIdx.x == 2) {
-    if (soft) t::key_tile_suffix_log_sum(f.lw, len, f.suffix_log);
-    else for (int c = 0; c < len; ++c) f.suffix_log[c] = -t::t_inf(A());
+    if (soft) t::key_tile_suffix_soft_sum(f.phi, len, f.inv_tau, f.suffix_soft);
+    else for (int c = 0; c < len; ++c) f.suffix_soft[c] = t::empty_soft_sum<A>();
   }
   if (threadIdx.x == 3) {
-    if (soft) t::query_tile_prefix_log_sum(f.lw, len, f.prefix_log);
-    else for (int c = 0; c < len; ++c) f.prefix_log[c] = -t::t_inf(A());
+    if (soft) t::query_tile_prefix_soft_sum(f.phi, len, f.inv_tau, f.prefix_soft);
+    else for (int c = 0; c < len; ++c) f.prefix_soft[c] = t::empty_soft_sum<A>();
   }
   __syncthreads();
 }
@@ -116,19 +136,6 @@ struct BackwardWorkspace {
     total = to_tiles + align_up(t2 * acc_bytes(p));
   }
 };
-
-inline int last_status() {
-  const cudaError_t e = cudaGetLastError();
-  return e == cudaSuccess ? 0 : int(e);
-}
-
-// Shared memory above 48 KB must be requested per kernel.
-template <class Kernel> int allow_smem(Kernel kernel, size_t bytes) {
-  if (bytes <= 48 * 1024) return 0;
-  const cudaError_t e =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  return e == cudaSuccess ? 0 : int(e);
-}
 
 inline bool valid(const Problem& p) {
   return p.n >= 0 && p.d >= 1 && p.d <= kMaxHeadDim && p.dv >= 1 && p.dv <= kMaxHeadDim &&
