@@ -2,8 +2,9 @@
 // kernels' headers (kernels/cuda/tiled_forward.cuh, tiled_backward.cuh), all compiled by g++.
 //
 // The execution model emulated: a launch runs its blocks one after another; a block runs its
-// threads as std::threads that meet at every __syncthreads (a barrier), so a thread reads what
-// the others wrote before the barrier, as on the GPU. __shared__ variables are static (one copy,
+// threads as std::threads (the same ones for every block of a launch) that meet at every
+// __syncthreads (a barrier), so a thread reads what the others wrote before the barrier, as on
+// the GPU. __shared__ variables are static (one copy,
 // used by one block at a time); dynamic shared memory is a fresh buffer per block. Memory is
 // host memory: the "device pointers" the launchers take are ordinary pointers.
 //
@@ -68,26 +69,35 @@ inline dim3 as_dim3(dim3 d) { return d; }
 inline dim3 as_dim3(unsigned x) { return dim3(x); }
 inline dim3 as_dim3(int x) { return dim3(unsigned(x)); }
 
+// One launch: `threads` std::threads, started once, run every block in turn; between blocks
+// they meet at the barrier, and thread 0 moves blockIdx and renews the dynamic shared memory.
 template <class Kernel, class... Args>
 void launch(Kernel kernel, dim3 grid, dim3 block, size_t smem, Args... args) {
   const unsigned threads = block.x * block.y * block.z;
+  const unsigned blocks = grid.x * grid.y * grid.z;
   block_dim = block;
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        block_idx = uint3{x, y, z};
-        Barrier b{int(threads)};
-        barrier = &b;
-        std::vector<unsigned char> buffer(smem + 16);
-        dynamic_smem = &buffer;
-        std::vector<std::thread> pool;
-        for (unsigned t = 0; t < threads; ++t)
-          pool.emplace_back([&, t] {
-            thread_idx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
-            kernel(args...);
-          });
-        for (auto& th : pool) th.join();
+  Barrier b{int(threads)};
+  barrier = &b;
+  std::vector<unsigned char> buffer;
+  dynamic_smem = &buffer;
+  auto block_at = [&](unsigned i) {
+    return uint3{i % grid.x, (i / grid.x) % grid.y, i / (grid.x * grid.y)};
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      thread_idx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+      for (unsigned i = 0; i < blocks; ++i) {
+        if (t == 0) {
+          block_idx = block_at(i);
+          buffer.assign(smem + 16, 0);
+        }
+        b.wait();  // the block's index and memory are set
+        kernel(args...);
+        b.wait();  // every thread has left the block
       }
+    });
+  for (auto& th : pool) th.join();
 }
 
 inline unsigned char* aligned_smem() {
