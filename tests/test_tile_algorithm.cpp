@@ -5,7 +5,8 @@
 // test_fused_support.h's floor) and float32 (2e-5). Fields with ties (integer walks, plateaus
 // spanning tiles, a constant field) make the latest-argmin rule decide the exact gradient; steep
 // walks push the soft minimum's weights apart by thousands in log space; offsets of 1e3 and 1e4
-// show that the field's level does not enter the rounding. FPA_TILE_VERBOSE=1 prints every case's errors.
+// show that the field's level does not enter the rounding. FPA_TILE_VERBOSE=1 prints every case's
+// errors.
 #include "tile_test_support.h"
 
 #include <gtest/gtest.h>
@@ -34,7 +35,8 @@ void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offs
     EXPECT_LE(e.worst(), tol) << describe(mode, gate, s, dtype, offset) << ": " << e.str();
     EXPECT_LE(le, tol) << describe(mode, gate, s, dtype, offset) << ": lse " << le;
     if (std::getenv("FPA_TILE_VERBOSE"))  // every case's errors
-      std::printf("%s: %s lse %.2e\n", describe(mode, gate, s, dtype, offset).c_str(), e.str().c_str(), le);
+      std::printf("%s: %s lse %.2e\n", describe(mode, gate, s, dtype, offset).c_str(),
+                  e.str().c_str(), le);
     double& w = dtype == at::kDouble ? worst.f64 : worst.f32;
     w = std::max({w, e.worst(), le});
   }

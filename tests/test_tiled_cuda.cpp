@@ -182,7 +182,8 @@ TEST(TiledCuda, MatchesReferenceAndTheCpuTileRun) {
           const Errors e = compare(got.r, want, acc_of(dtype));
           const double le = lse_error(got.lse, reference_lse(in, mode));
           const std::string what = describe(mode, gate, s, scalar_of(dtype), 0.0);
-          EXPECT_LE(std::max(e.worst(), le), tolerance_of(dtype)) << what << ": " << errors_text(e, le);
+          EXPECT_LE(std::max(e.worst(), le), tolerance_of(dtype))
+              << what << ": " << errors_text(e, le);
           if (dtype == tiled::DType::Float64) {  // the same algorithm as the CPU run
             const TileResult cpu = run_tiles<double>(in, mode);
             const Errors ec = compare(got.r, cpu.r, at::kDouble);

@@ -112,7 +112,8 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode) {
   r.r.dk = tensor(dk, in.k.sizes(), ts);
   r.r.dv = tensor(dv, in.v.sizes(), ts);
   // dgate comes in double; the caller stores it in the gate's type, as the CPU run does.
-  if (in.gate.defined()) r.r.dgate = tensor(dgate, in.gate.sizes(), at::kDouble).to(as).to(at::kDouble);
+  if (in.gate.defined())
+    r.r.dgate = tensor(dgate, in.gate.sizes(), at::kDouble).to(as).to(at::kDouble);
   r.lse = tensor(lse, in.q.sizes().slice(0, 3), as);
   return r;
 }

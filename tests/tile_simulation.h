@@ -67,7 +67,9 @@ template <class T> class TileRun {
  private:
   bool fpa() const { return p_.mode == Mode::FpaExact || p_.mode == Mode::FpaSoft; }
   bool soft() const { return p_.mode == Mode::FpaSoft; }
-  int rows_of(int tile) const { return int(std::min<int64_t>(kTile, p_.n - int64_t(tile) * kTile)); }
+  int rows_of(int tile) const {
+    return int(std::min<int64_t>(kTile, p_.n - int64_t(tile) * kTile));
+  }
 
   // FoX's prefix sums F, in double (the GPU's one-thread-per-head pre-pass).
   void fox_prefix() {
@@ -182,7 +184,8 @@ template <class T> class TileRun {
   void delta_rows(int64_t h) {
     const int64_t n = p_.n, dv = p_.dv;
     for (int64_t i = 0; i < n; ++i)
-      delta_[h * n + i] = dot(t_.dout.data() + (h * n + i) * dv, t_.out.data() + (h * n + i) * dv, dv);
+      delta_[h * n + i] =
+          dot(t_.dout.data() + (h * n + i) * dv, t_.out.data() + (h * n + i) * dv, dv);
   }
 
   // p_ij and g_ij of a tile pair from its logits (p and g overwrite nothing else).
@@ -250,7 +253,8 @@ template <class T> class TileRun {
         between = extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
     }
     for (int c = 0; c < cols; ++c) {
-      for (int64_t e = 0; e < d; ++e) t_.dk[(h * n + j0 + c) * d + e] = T(A(p_.scale) * dk[c * d + e]);
+      for (int64_t e = 0; e < d; ++e)
+        t_.dk[(h * n + j0 + c) * d + e] = T(A(p_.scale) * dk[c * d + e]);
       for (int64_t e = 0; e < dv; ++e) t_.dv[(h * n + j0 + c) * dv + e] = T(dvv[c * dv + e]);
     }
     A gate[kTile];
@@ -271,7 +275,8 @@ template <class T> class TileRun {
     std::vector<A> dq(rows * d, A(0));
     A row_all[kTile] = {}, row_part[kTile] = {};
     std::vector<A> pair(ti + 1, A(0));
-    std::vector<SoftSum<A>> pair_soft(ti + 1, empty_soft_sum<A>()), tile_soft(ti + 1, empty_soft_sum<A>());
+    std::vector<SoftSum<A>> pair_soft(ti + 1, empty_soft_sum<A>()),
+        tile_soft(ti + 1, empty_soft_sum<A>());
     std::vector<int> pair_pos(ti + 1, -1);
     A s[kTile * kTile], pt[kTile * kTile], gt[kTile * kTile];
     Between<A> between = empty_between<A>();  // tiles tj + 1 .. ti - 1
@@ -310,7 +315,8 @@ template <class T> class TileRun {
       }
     }
     for (int r = 0; r < rows; ++r)
-      for (int64_t e = 0; e < d; ++e) t_.dq[(h * n + i0 + r) * d + e] = T(A(p_.scale) * dq[r * d + e]);
+      for (int64_t e = 0; e < d; ++e)
+        t_.dq[(h * n + i0 + r) * d + e] = T(A(p_.scale) * dq[r * d + e]);
     A gate[kTile] = {};
     if (p_.mode == Mode::Fox)
       for (int r = 0; r < rows; ++r) gate[r] = row_all[r];
@@ -343,7 +349,9 @@ template <class T> class TileRun {
         const int64_t l0 = int64_t(tk) * kTile;
         load_field(h, tk, f);
         if (p_.mode == Mode::FpaExact) g[f.suffix[0].pos] += total;
-        else soft_between_finish(f.phi, f.suffix_soft[0], total, rows_of(tk), f.inv_tau, g.data() + l0);
+        else
+          soft_between_finish(f.phi, f.suffix_soft[0], total, rows_of(tk), f.inv_tau,
+                              g.data() + l0);
       }
     }
     for (int64_t l = 0; l < n; ++l) t_.dgate[h * n + l] = T(g[l]);

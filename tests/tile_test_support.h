@@ -102,7 +102,8 @@ inline at::Tensor reference_lse(const Inputs& in, Mode mode) {
   const int64_t n = in.q.size(2);
   auto s = at::matmul(in.q, in.k.transpose(-1, -2)) / std::sqrt(double(in.q.size(3)));
   if (mode == Mode::Fox) return at::logsumexp(s + fox_bias(in.gate), -1);
-  if (mode == Mode::FpaExact || mode == Mode::FpaSoft) return at::logsumexp(s + fpa_bias(in.gate), -1);
+  if (mode == Mode::FpaExact || mode == Mode::FpaSoft)
+    return at::logsumexp(s + fpa_bias(in.gate), -1);
   auto upper = at::ones({n, n}, at::kBool).triu(1);
   return at::logsumexp(s.masked_fill(upper, -std::numeric_limits<double>::infinity()), -1);
 }
@@ -153,7 +154,8 @@ inline Inputs make_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, dou
   return in;
 }
 
-inline std::string describe(Mode mode, Gate gate, const Shape& s, at::ScalarType dtype, double offset) {
+inline std::string describe(Mode mode, Gate gate, const Shape& s, at::ScalarType dtype,
+                            double offset) {
   std::ostringstream o;
   o << name(mode) << " gate " << name(gate) << " shape (" << s.batch << "," << s.heads << ","
     << s.n << "," << s.d << ") offset " << offset << " " << c10::toString(dtype);

@@ -192,7 +192,8 @@ __global__ void __launch_bounds__(kTile)
     qr[e] = active ? to_acc(q[(bh * n + i0 + r) * d + e]) : A(0);
     dqr[e] = A(0);
   }
-  for (int64_t e = 0; e < dvd; ++e) dor[e] = active ? to_acc(dout[(bh * n + i0 + r) * dvd + e]) : A(0);
+  for (int64_t e = 0; e < dvd; ++e)
+    dor[e] = active ? to_acc(dout[(bh * n + i0 + r) * dvd + e]) : A(0);
   const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
   const A delta_r = active ? delta[bh * n + i0 + r] : A(0);
   A row_all = A(0), row_part = A(0);
@@ -267,7 +268,8 @@ __global__ void __launch_bounds__(kTile)
     if (r == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
   } else {
     if (active)
-      spread = t::soft_query_tile_spread_at(r, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
+      spread =
+          t::soft_query_tile_spread_at(r, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
     for (int kt = r; kt < ti; kt += blockDim.x)
       to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
   }
@@ -307,7 +309,8 @@ __global__ void fox_finish_kernel(Problem p, const A* __restrict__ gate_kv,
                                   const A* __restrict__ gate_q, double* __restrict__ dgate) {
   const int64_t h = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, n = p.n;
   if (h >= p.batch * p.heads) return;
-  for (int64_t l = 0; l < n; ++l) dgate[h * n + l] = double(gate_kv[h * n + l]) + double(gate_q[h * n + l]);
+  for (int64_t l = 0; l < n; ++l)
+    dgate[h * n + l] = double(gate_kv[h * n + l]) + double(gate_q[h * n + l]);
   t::fox_log_gate_grad(dgate + h * n, n);
 }
 

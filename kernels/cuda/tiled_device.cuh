@@ -48,7 +48,9 @@ template <> struct FromAcc<double> { __device__ static double of(double x) { ret
 template <> struct FromAcc<__nv_bfloat16> {
   __device__ static __nv_bfloat16 of(float x) { return __float2bfloat16(x); }
 };
-template <> struct FromAcc<__half> { __device__ static __half of(float x) { return __float2half(x); } };
+template <> struct FromAcc<__half> {
+  __device__ static __half of(float x) { return __float2half(x); }
+};
 
 template <class T> using Acc = typename t::AccOf<T>::type;
 
