@@ -12,14 +12,16 @@ target_link_libraries(test_attention_bench PRIVATE fpa_attention_bench)
 # against the float64 reference (no GPU needed).
 fpa_test(test_tile_algorithm test_tile_algorithm.cpp)
 # The tiled CUDA kernels on a GPU against the reference and the CPU tile run; built whenever nvcc
-# exists (raw device pointers, no CUDA LibTorch needed), skipped without a CUDA device.
-if(TARGET fpa_cuda_kernels)
+# and the CUDA runtime exist (raw device pointers, no CUDA LibTorch needed), skipped without a
+# CUDA device.
+find_package(CUDAToolkit QUIET)
+if(TARGET fpa_cuda_kernels AND TARGET CUDA::cudart)
   fpa_test(test_tiled_cuda test_tiled_cuda.cpp)
   target_link_libraries(test_tiled_cuda PRIVATE fpa_cuda_kernels)
 endif()
 # The same kernels' source run on the CPU (tests/cuda_emulation.h: a block's threads as
 # std::threads): needs the CUDA headers only, so it runs on machines without a GPU.
-if(TARGET fpa_cuda_kernels)
+if(TARGET fpa_cuda_kernels AND TARGET CUDA::cudart)
   fpa_test(test_tiled_emulated test_tiled_emulated.cpp)
   target_link_libraries(test_tiled_emulated PRIVATE fpa_cuda_kernels)
 endif()
