@@ -22,8 +22,10 @@ namespace {
 struct Worst {
   double f64 = 0, f32 = 0;
 };
-void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offset, Worst& worst) {
-  const Inputs in = make_case(s, mode, gate, seed, offset);
+void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offset, Worst& worst,
+                int64_t dv = 0) {
+  Inputs in = make_case(s, mode, gate, seed, offset);
+  if (dv > 0) in = with_value_width(in, dv, seed);
   const Result want = run(in, reference_options(mode), at::kDouble);
   const at::Tensor want_lse = reference_lse(in, mode);
   for (auto dtype : {at::kDouble, at::kFloat}) {
@@ -62,12 +64,17 @@ TEST(TileAlgorithm, MatchesReferenceForEveryVariantFieldAndShape) {
               worst.f32);
 }
 
+// Also values of another width than q and k (dv != d).
 TEST(TileAlgorithm, LongSequenceAndWideHeads) {
   Worst worst;
   uint64_t seed = 500;
-  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft})
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    const Gate gate = mode == Mode::Softmax ? Gate::Random : Gate::Integer;
     for (const Shape& s : {Shape{1, 1, 513, 64}, Shape{1, 1, 200, 128}})
-      check_case(s, mode, mode == Mode::Softmax ? Gate::Random : Gate::Integer, seed++, 0.0, worst);
+      check_case(s, mode, gate, seed++, 0.0, worst);
+    check_case({2, 1, 100, 16}, mode, gate, seed++, 0.0, worst, /*dv=*/40);  // values wider
+    check_case({1, 1, 100, 64}, mode, gate, seed++, 0.0, worst, /*dv=*/8);   // and narrower
+  }
   std::printf("worst relative error vs reference: float64 %.3g, float32 %.3g\n", worst.f64,
               worst.f32);
 }

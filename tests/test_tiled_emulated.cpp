@@ -167,16 +167,25 @@ TEST(TiledEmulated, KernelsMatchTheCpuTileRunAndTheReference) {
               worst[0], worst[1], worst[2], worst[3]);
 }
 
-// The dQ pass's per-pair buffer and the T x T between buffer at more tiles (9 key tiles), and a
-// head dimension of 128 (the kernels' largest).
+// The dQ pass's per-pair buffer and the T x T between buffer at more tiles (9 key tiles), a head
+// dimension of 128 (the kernels' largest), and values wider and narrower than q and k.
 TEST(TiledEmulated, LongSequenceAndWideHeads) {
   double worst = 0;
   uint64_t seed = 3500;
-  for (Mode mode : {Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
     const Inputs in = make_case({1, 1, 513, 16}, mode, Gate::Integer, seed++);
     check_against_reference<float>(in, mode, Gate::Integer, {1, 1, 513, 16}, worst);
     const Inputs wide = make_case({1, 1, 100, 128}, mode, Gate::Random, seed++);
     check_against_reference<float>(wide, mode, Gate::Random, {1, 1, 100, 128}, worst);
+    // Values of another width than q and k (dv != d), both ways.
+    const Inputs wider =
+        with_value_width(make_case({2, 1, 100, 16}, mode, Gate::Integer, seed), 40, seed);
+    ++seed;
+    check_against_reference<float>(wider, mode, Gate::Integer, {2, 1, 100, 16}, worst);
+    const Inputs narrower =
+        with_value_width(make_case({1, 1, 100, 64}, mode, Gate::Integer, seed), 8, seed);
+    ++seed;
+    check_against_reference<float>(narrower, mode, Gate::Integer, {1, 1, 100, 64}, worst);
   }
   std::printf("worst relative error vs reference (float32): %.3g\n", worst);
 }

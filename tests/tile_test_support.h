@@ -154,6 +154,18 @@ inline Inputs make_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, dou
   return in;
 }
 
+// The same case with values (and so outputs) of width dv instead of the head dimension: the
+// kernels index v, o and dO by dv, q and k by d.
+inline Inputs with_value_width(Inputs in, int64_t dv, uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  const auto o = at::TensorOptions().dtype(at::kDouble);
+  auto sizes = in.v.sizes().vec();
+  sizes.back() = dv;
+  in.v = at::randn(sizes, gen, o).to(at::kFloat).to(at::kDouble);
+  in.dout = at::randn(sizes, gen, o).to(at::kFloat).to(at::kDouble);
+  return in;
+}
+
 inline std::string describe(Mode mode, Gate gate, const Shape& s, at::ScalarType dtype,
                             double offset) {
   std::ostringstream o;
