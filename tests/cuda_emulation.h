@@ -2,16 +2,17 @@
 // kernels' headers (kernels/cuda/tiled_forward.cuh, tiled_backward.cuh), all compiled by g++.
 //
 // The execution model emulated: a launch runs its blocks one after another; a block runs its
-// threads as std::threads (the same ones for every block of a launch) that meet at every
-// __syncthreads (a barrier), so a thread reads what the others wrote before the barrier, as on
-// the GPU. __shared__ variables are static (one copy,
-// used by one block at a time); dynamic shared memory is a fresh buffer per block. Memory is
-// host memory: the "device pointers" the launchers take are ordinary pointers.
+// threads as fibers (ucontext, one OS thread) that each run until they reach __syncthreads, and
+// continue only when every thread of the block has reached it, so a thread reads what the others
+// wrote before the barrier, as on the GPU. __shared__ variables are static (one copy, used by one
+// block at a time); dynamic shared memory is a fresh zeroed buffer per block. Memory is host
+// memory: the "device pointers" the launchers take are ordinary pointers.
 //
-// What it checks: indexing, the tile order, the barriers (a thread that leaves before a barrier
-// the others wait at hangs the test, as it would hang the GPU) and the arithmetic of the kernel
-// source itself. What it cannot: warp-level behaviour, timing, races that happen to resolve the
-// same way here, and nvcc's own code generation (FMA contraction, fast math).
+// What it checks: indexing, the tile order, the barriers (a block whose threads do not all reach
+// the same barriers is reported and aborts, where a GPU would hang or misbehave) and the
+// arithmetic of the kernel source itself. What it cannot: warp-level behaviour, timing, races
+// between threads of a block (fibers run in a fixed order, so a missing barrier between a write
+// and another thread's read can go unseen), and nvcc's code generation (FMA contraction).
 #pragma once
 
 #define FPA_CUDA_EMULATION 1
@@ -23,13 +24,15 @@
 #define __shared__ static
 #define __launch_bounds__(...)
 
-#include <cuda_runtime.h>  // dim3, cudaStream_t (types only; nothing of it is called)
+#include <cuda_runtime.h>  // dim3, uint3, cudaStream_t (types only; nothing of it is called)
+#include <ucontext.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
 #include <vector>
 
 using std::max;  // CUDA's device min/max overloads
@@ -37,67 +40,94 @@ using std::min;
 
 namespace fpa_emu {
 
-class Barrier {
- public:
-  explicit Barrier(int count) : count_(count) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const unsigned generation = generation_;
-    if (++waiting_ == count_) {
-      waiting_ = 0;
-      ++generation_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return generation != generation_; });
-    }
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int count_, waiting_ = 0;
-  unsigned generation_ = 0;
-};
-
-inline thread_local uint3 thread_idx{0, 0, 0};
+inline uint3 thread_idx{0, 0, 0};
 inline uint3 block_idx{0, 0, 0};
 inline dim3 block_dim{1, 1, 1};
-inline Barrier* barrier = nullptr;
 inline std::vector<unsigned char>* dynamic_smem = nullptr;
+
+// The fibers of one block and their scheduler.
+struct Block {
+  enum State { Running, AtBarrier, Done };
+  ucontext_t scheduler;
+  std::vector<ucontext_t> fibers;
+  std::vector<State> state;
+  int current = 0;
+};
+
+// Fiber stacks, allocated once and reused by every block (allocating and touching 64 fresh
+// stacks per block made the test spend most of its time in the kernel, faulting pages in).
+constexpr size_t kFiberStack = 256 * 1024;
+inline char* fiber_stack(unsigned t) {
+  static std::vector<std::unique_ptr<char[]>> stacks;
+  while (stacks.size() <= t) stacks.emplace_back(new char[kFiberStack]);
+  return stacks[t].get();
+}
+inline Block* block = nullptr;
+
+// __syncthreads: back to the scheduler until every thread of the block is here.
+inline void sync_threads() {
+  block->state[block->current] = Block::AtBarrier;
+  swapcontext(&block->fibers[block->current], &block->scheduler);
+}
+
+inline std::function<void()>* fiber_body = nullptr;
+inline void fiber_entry() {
+  (*fiber_body)();
+  block->state[block->current] = Block::Done;  // uc_link returns to the scheduler
+}
+
+// Runs one block: every thread to its next barrier, then all of them on, until all are done.
+inline void run_block(unsigned threads, std::function<void()>& body) {
+  Block b;
+  b.fibers.resize(threads);
+  b.state.assign(threads, Block::Running);
+  block = &b;
+  fiber_body = &body;
+  for (unsigned t = 0; t < threads; ++t) {
+    getcontext(&b.fibers[t]);
+    b.fibers[t].uc_stack.ss_sp = fiber_stack(t);
+    b.fibers[t].uc_stack.ss_size = kFiberStack;
+    b.fibers[t].uc_link = &b.scheduler;
+    makecontext(&b.fibers[t], fiber_entry, 0);
+  }
+  for (;;) {
+    for (unsigned t = 0; t < threads; ++t) {
+      if (b.state[t] != Block::Running) continue;
+      b.current = int(t);
+      thread_idx = uint3{t % block_dim.x, (t / block_dim.x) % block_dim.y,
+                         t / (block_dim.x * block_dim.y)};
+      swapcontext(&b.scheduler, &b.fibers[t]);
+    }
+    const auto waiting = std::count(b.state.begin(), b.state.end(), Block::AtBarrier);
+    if (waiting == 0) break;  // all done
+    if (waiting != int(threads)) {
+      std::fprintf(stderr, "cuda emulation: block (%u,%u): %ld threads at a barrier, the others "
+                   "returned\n", block_idx.x, block_idx.y, long(waiting));
+      std::abort();
+    }
+    std::fill(b.state.begin(), b.state.end(), Block::Running);
+  }
+  block = nullptr;
+}
 
 inline dim3 as_dim3(dim3 d) { return d; }
 inline dim3 as_dim3(unsigned x) { return dim3(x); }
 inline dim3 as_dim3(int x) { return dim3(unsigned(x)); }
 
-// One launch: `threads` std::threads, started once, run every block in turn; between blocks
-// they meet at the barrier, and thread 0 moves blockIdx and renews the dynamic shared memory.
 template <class Kernel, class... Args>
-void launch(Kernel kernel, dim3 grid, dim3 block, size_t smem, Args... args) {
-  const unsigned threads = block.x * block.y * block.z;
-  const unsigned blocks = grid.x * grid.y * grid.z;
-  block_dim = block;
-  Barrier b{int(threads)};
-  barrier = &b;
+void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... args) {
+  block_dim = block_shape;
+  const unsigned threads = block_shape.x * block_shape.y * block_shape.z;
   std::vector<unsigned char> buffer;
   dynamic_smem = &buffer;
-  auto block_at = [&](unsigned i) {
-    return uint3{i % grid.x, (i / grid.x) % grid.y, i / (grid.x * grid.y)};
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      thread_idx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
-      for (unsigned i = 0; i < blocks; ++i) {
-        if (t == 0) {
-          block_idx = block_at(i);
-          buffer.assign(smem + 16, 0);
-        }
-        b.wait();  // the block's index and memory are set
-        kernel(args...);
-        b.wait();  // every thread has left the block
+  std::function<void()> body = [&] { kernel(args...); };
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        block_idx = uint3{x, y, z};
+        buffer.assign(smem + 16, 0);
+        run_block(threads, body);
       }
-    });
-  for (auto& th : pool) th.join();
 }
 
 inline unsigned char* aligned_smem() {
@@ -110,7 +140,7 @@ inline unsigned char* aligned_smem() {
 #define threadIdx (::fpa_emu::thread_idx)
 #define blockIdx (::fpa_emu::block_idx)
 #define blockDim (::fpa_emu::block_dim)
-#define __syncthreads() (::fpa_emu::barrier->wait())
+#define __syncthreads() (::fpa_emu::sync_threads())
 #define FPA_DYNAMIC_SMEM(name) unsigned char* name = ::fpa_emu::aligned_smem()
 #define FPA_LAUNCH(kernel, grid, block, smem, stream, ...)                                   \
   ::fpa_emu::launch(kernel, ::fpa_emu::as_dim3(grid), ::fpa_emu::as_dim3(block), smem,      \
