@@ -20,7 +20,7 @@ if(TARGET fpa_cuda_kernels AND TARGET CUDA::cudart)
   target_link_libraries(test_tiled_cuda PRIVATE fpa_cuda_kernels)
 endif()
 # The same kernels' source run on the CPU (tests/cuda_emulation.h: a block's threads as
-# std::threads): needs the CUDA headers only, so it runs on machines without a GPU.
+# fibers): needs the CUDA headers only, so it runs on machines without a GPU.
 if(TARGET fpa_cuda_kernels AND TARGET CUDA::cudart)
   fpa_test(test_tiled_emulated test_tiled_emulated.cpp)
   target_link_libraries(test_tiled_emulated PRIVATE fpa_cuda_kernels)

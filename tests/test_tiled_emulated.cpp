@@ -1,6 +1,6 @@
 // The tiled CUDA kernels' own source (kernels/cuda/tiled_forward.cuh, tiled_backward.cuh, with
 // their launchers) run on the CPU under tests/cuda_emulation.h: each block's 64 threads as
-// std::threads meeting at __syncthreads. So the kernels run here, where there is no GPU:
+// fibers meeting at __syncthreads. So the kernels run here, where there is no GPU:
 //   - against the CPU run of the tile algorithm (tile_simulation.h), in float64 and float32: the
 //     same functions in the same order, compiled by the same compiler, so the same bits;
 //   - against the float64 reference in float64, float32, bfloat16 and float16 (the inputs

@@ -4,7 +4,7 @@
 //
 // Platform: compiled by nvcc, the kernels run on the GPU. Compiled by g++ with
 // FPA_CUDA_EMULATION defined (tests/cuda_emulation.h, included first), the same kernel source
-// runs on the CPU, every block's threads as std::threads meeting at __syncthreads: that is how
+// runs on the CPU, every block's threads as fibers meeting at __syncthreads: that is how
 // test_tiled_emulated runs these kernels on a machine without a GPU. The kernels use only
 // threadIdx, blockIdx, blockDim, __syncthreads, __shared__ (static in the emulation, where
 // blocks run one at a time), FPA_DYNAMIC_SMEM and, in the launchers, FPA_LAUNCH,
