@@ -13,9 +13,11 @@
 // Accumulation in fp32 for fp32/bf16/fp16 inputs (double for double): scores, the online
 // softmax, the running minima and the log-sum-exps.
 //
-// Status: compiled by nvcc in CI (no GPU there), never run yet; not wired into fpa::attention.
-// A straightforward shared-memory version: one thread per query row (forward, dQ) or key
-// (dK/dV), 64 threads per block, no tensor cores. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
+// Status: compiled by nvcc for sm_80 and sm_90; run on the CPU under an emulation of the CUDA
+// execution model (test_tiled_emulated: the same bits as the CPU tile run), never on a GPU yet
+// (test_tiled_cuda will); not called by fpa::attention. A straightforward shared-memory
+// version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per block, no
+// tensor cores. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
 // and the dQ pass keeps 24 bytes (fp32) per key tile in shared memory (N up to ~5e5 on sm_90).
 #pragma once
 
