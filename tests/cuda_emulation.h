@@ -24,6 +24,8 @@
 #define __shared__ static
 #define __launch_bounds__(...)
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>  // dim3, uint3, cudaStream_t (types only; nothing of it is called)
 #include <ucontext.h>
 
@@ -125,17 +127,103 @@ void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... arg
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         block_idx = uint3{x, y, z};
-        buffer.assign(smem + 16, 0);
+        buffer.assign(smem + 128, 0);
         run_block(threads, body);
       }
 }
 
 inline unsigned char* aligned_smem() {
   auto p = reinterpret_cast<uintptr_t>(dynamic_smem->data());
-  return reinterpret_cast<unsigned char*>((p + 15) / 16 * 16);
+  return reinterpret_cast<unsigned char*>((p + 127) / 128 * 128);
 }
 
 }  // namespace fpa_emu
+
+
+// ---- nvcuda::wmma, 16 x 16 x 16 ---------------------------------------------------------------
+// A warp's fragment is spread over its 32 threads on a GPU, in a layout the API leaves open; here
+// every thread holds the whole 16 x 16 tile (x[i * 16 + j]) and computes the whole product. The
+// warp's threads run one after another between barriers, so a collective store is done once, by
+// the warp's last thread (lane 31), after every lane has loaded: right for the kernels' pattern
+// (each tile loaded, then stored, once between two __syncthreads), not for a tile read again
+// after the store without a barrier. The API's preconditions are checked: 32-byte aligned
+// pointers, ldm a multiple of 16 bytes.
+namespace nvcuda::wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+  static_assert(M == 16 && N == 16 && K == 16, "the emulation has 16 x 16 x 16 only");
+  static constexpr int num_elements = 256;
+  T x[256];
+};
+
+template <class T> inline void check_tile(const T* p, unsigned ldm) {
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || (ldm * sizeof(T)) % 16 != 0) {
+    std::fprintf(stderr, "cuda emulation: wmma tile at %p with ldm %u breaks the alignment rules\n",
+                 static_cast<const void*>(p), ldm);
+    std::abort();
+  }
+}
+inline float as_float(float x) { return x; }
+inline float as_float(__half x) { return __half2float(x); }
+inline float as_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class F, class V> void fill_fragment(F& f, V v) {
+  for (auto& e : f.x) e = v;
+}
+template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, row_major>& f,
+                                         const T* p, unsigned ldm) {
+  check_tile(p, ldm);
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[i * ldm + k];
+}
+template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, row_major>& f,
+                                         const T* p, unsigned ldm) {
+  check_tile(p, ldm);
+  for (int k = 0; k < 16; ++k)
+    for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[k * ldm + j];
+}
+template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, col_major>& f,
+                                         const T* p, unsigned ldm) {
+  check_tile(p, ldm);
+  for (int k = 0; k < 16; ++k)
+    for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[j * ldm + k];
+}
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p,
+                             unsigned ldm, layout_t layout) {
+  check_tile(p, ldm);
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      f.x[i * 16 + j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
+}
+inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f,
+                              unsigned ldm, layout_t layout) {
+  check_tile(p, ldm);
+  if (::fpa_emu::thread_idx.x % 32 != 31) return;  // the warp's store, by its last lane
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.x[i * 16 + j];
+}
+template <class T, class LA, class LB>
+void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
+              const fragment<matrix_a, 16, 16, 16, T, LA>& a,
+              const fragment<matrix_b, 16, 16, 16, T, LB>& b,
+              const fragment<accumulator, 16, 16, 16, float>& c) {
+  float out[256];
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float s = c.x[i * 16 + j];
+      for (int k = 0; k < 16; ++k) s += as_float(a.x[i * 16 + k]) * as_float(b.x[k * 16 + j]);
+      out[i * 16 + j] = s;
+    }
+  for (int e = 0; e < 256; ++e) d.x[e] = out[e];
+}
+}  // namespace nvcuda::wmma
 
 #define threadIdx (::fpa_emu::thread_idx)
 #define blockIdx (::fpa_emu::block_idx)

@@ -15,6 +15,7 @@
 #include "cuda_emulation.h"
 #include "kernels/cuda/tiled_backward.cuh"
 #include "kernels/cuda/tiled_forward.cuh"
+#include "kernels/cuda/tiled_forward_wmma.cuh"
 
 namespace fpa::testing {
 namespace {
@@ -76,7 +77,8 @@ template <class T> Inputs rounded(const Inputs& in) {
   return out;
 }
 
-template <class T> TileResult run_emulated(const Inputs& in, Mode mode) {
+// tensor_cores: the forward on (emulated) tensor cores, tiled_forward_wmma.cuh (bf16 / fp16).
+template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool tensor_cores = false) {
   using A = typename fpa::tiles::AccOf<T>::type;
   const auto ts = scalar_of<T>(), as = std::is_same_v<A, double> ? at::kDouble : at::kFloat;
   tiled::Problem p;
@@ -99,9 +101,19 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode) {
   std::vector<double> dgate(positions);
   std::vector<unsigned char> workspace(tiled::BackwardWorkspace(p).total + 256);
   const A* g = gate.empty() ? nullptr : gate.data();
-  EXPECT_EQ(tiled::detail::launch_forward<T>(p, q.data(), k.data(), v.data(), g, out.data(),
-                                             lse.data(), workspace.data(), nullptr),
-            0);
+  if constexpr (std::is_same_v<A, float> && !std::is_same_v<T, float>) {
+    if (tensor_cores) {
+      EXPECT_EQ(tiled::detail::launch_forward_wmma<T>(p, q.data(), k.data(), v.data(), g,
+                                                      out.data(), lse.data(), workspace.data(),
+                                                      nullptr),
+                0);
+    }
+  }
+  if (!tensor_cores) {
+    EXPECT_EQ(tiled::detail::launch_forward<T>(p, q.data(), k.data(), v.data(), g, out.data(),
+                                               lse.data(), workspace.data(), nullptr),
+              0);
+  }
   EXPECT_EQ(tiled::detail::launch_backward<T>(p, q.data(), k.data(), v.data(), g, out.data(),
                                               lse.data(), dout.data(), dq.data(), dk.data(),
                                               dv.data(), dgate.data(), workspace.data(), nullptr),
@@ -119,10 +131,11 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode) {
 }
 
 template <class T> void check_against_reference(const Inputs& base, Mode mode, Gate gate,
-                                                const Shape& s, double& worst) {
+                                                const Shape& s, double& worst,
+                                                bool tensor_cores = false) {
   const Inputs in = rounded<T>(base);
   const Result want = run(in, reference_options(mode), at::kDouble);
-  const TileResult got = run_emulated<T>(in, mode);
+  const TileResult got = run_emulated<T>(in, mode, tensor_cores);
   const bool f64 = std::is_same_v<T, double>;
   const Errors e = compare(got.r, want, f64 ? at::kDouble : at::kFloat);
   const double le = lse_error(got.lse, reference_lse(in, mode));
@@ -188,6 +201,27 @@ TEST(TiledEmulated, LongSequenceAndWideHeads) {
     check_against_reference<float>(narrower, mode, Gate::Integer, {1, 1, 100, 64}, worst);
   }
   std::printf("worst relative error vs reference (float32): %.3g\n", worst);
+}
+
+// The forward on tensor cores (bf16 and fp16, head dimensions multiples of 16), followed by the
+// scalar backward, against the reference; WMMA as cuda_emulation.h emulates it (whole 16 x 16
+// tiles per thread, its alignment rules checked).
+TEST(TiledEmulated, TensorCoreForwardMatchesTheReference) {
+  const std::vector<Shape> shapes{{1, 1, 1, 16}, {1, 2, 63, 16}, {1, 1, 130, 64}, {1, 1, 100, 128},
+                                  {1, 1, 200, 32}};
+  double worst[2] = {0, 0};
+  uint64_t seed = 4000;
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    for (Gate gate : {Gate::Random, Gate::Integer}) {
+      for (const Shape& s : shapes) {
+        const Inputs in = make_case(s, mode, gate, seed++);
+        check_against_reference<__nv_bfloat16>(in, mode, gate, s, worst[0], true);
+        check_against_reference<__half>(in, mode, gate, s, worst[1], true);
+      }
+    }
+  }
+  std::printf("worst relative error vs reference: bfloat16 %.3g, float16 %.3g\n", worst[0],
+              worst[1]);
 }
 
 }  // namespace

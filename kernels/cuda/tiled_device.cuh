@@ -19,7 +19,8 @@
 #include <cuda_runtime.h>
 
 #if !defined(FPA_CUDA_EMULATION)
-#define FPA_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+// 128-byte aligned: the tensor-core kernel's fragments need 32-byte aligned tiles.
+#define FPA_DYNAMIC_SMEM(name) extern __shared__ __align__(128) unsigned char name[]
 #define FPA_LAUNCH(kernel, grid, block, smem, stream, ...) \
   kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
 // Shared memory above 48 KB must be requested per kernel.

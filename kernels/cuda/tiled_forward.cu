@@ -1,9 +1,11 @@
 // The forward entry point of the tiled kernels (tiled_kernels.h): checks, then the launcher of
 // tiled_forward.cuh for the input type.
 #include "kernels/cuda/tiled_forward.cuh"
+#include "kernels/cuda/tiled_forward_wmma.cuh"
 
 namespace fpa::cuda::tiled {
 using detail::launch_forward;
+using detail::launch_forward_wmma;
 
 size_t forward_workspace_bytes(const Problem& p) {
   return p.mode == Mode::Fox ? align_up(size_t(p.batch * p.heads * p.n) * sizeof(double)) : 0;
@@ -17,14 +19,19 @@ int forward(const Problem& p, const void* q, const void* k, const void* v, const
   if (p.mode == Mode::Fox && !workspace) return -1;
   auto s = static_cast<cudaStream_t>(stream);
   switch (p.dtype) {
-#define FPA_TILED_FORWARD(T)                                                                  \
-  return launch_forward<T>(p, static_cast<const T*>(q), static_cast<const T*>(k),           \
-                           static_cast<const T*>(v), static_cast<const Acc<T>*>(gate),      \
-                           static_cast<T*>(out), static_cast<Acc<T>*>(lse), workspace, s)
-    case DType::Float32: FPA_TILED_FORWARD(float);
-    case DType::Float64: FPA_TILED_FORWARD(double);
-    case DType::BFloat16: FPA_TILED_FORWARD(__nv_bfloat16);
-    case DType::Float16: FPA_TILED_FORWARD(__half);
+#define FPA_TILED_FORWARD(launch, T)                                                         \
+  return launch<T>(p, static_cast<const T*>(q), static_cast<const T*>(k),                   \
+                   static_cast<const T*>(v), static_cast<const Acc<T>*>(gate),              \
+                   static_cast<T*>(out), static_cast<Acc<T>*>(lse), workspace, s)
+    case DType::Float32: FPA_TILED_FORWARD(launch_forward, float);
+    case DType::Float64: FPA_TILED_FORWARD(launch_forward, double);
+    case DType::BFloat16:
+      if (p.tensor_cores && detail::wmma_shape(p))
+        FPA_TILED_FORWARD(launch_forward_wmma, __nv_bfloat16);
+      FPA_TILED_FORWARD(launch_forward, __nv_bfloat16);
+    case DType::Float16:
+      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_FORWARD(launch_forward_wmma, __half);
+      FPA_TILED_FORWARD(launch_forward, __half);
 #undef FPA_TILED_FORWARD
   }
   return -1;

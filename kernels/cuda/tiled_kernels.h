@@ -16,8 +16,9 @@
 // Status: compiled by nvcc for sm_80 and sm_90; run on the CPU under an emulation of the CUDA
 // execution model (test_tiled_emulated: the same bits as the CPU tile run), never on a GPU yet
 // (test_tiled_cuda will); not called by fpa::attention. A straightforward shared-memory
-// version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per block, no
-// tensor cores. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
+// version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per block; the
+// bf16 / fp16 forward with D, Dv multiples of 16 does its two products on tensor cores (WMMA,
+// tiled_forward_wmma.cuh; Problem::tensor_cores), the backward does not yet. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
 // and the dQ pass keeps 24 bytes (fp32) per key tile in shared memory (N up to ~5e5 on sm_90).
 #pragma once
 
@@ -37,6 +38,9 @@ struct Problem {
   DType dtype = DType::Float32;
   double scale = 1.0;
   double tau = 1.0;  // FpaStraightThrough's temperature
+  // bf16 / fp16 with D and Dv multiples of 16: the forward's two products on tensor cores
+  // (tiled_forward_wmma.cuh); false for the scalar kernel.
+  bool tensor_cores = true;
 };
 
 // Device scratch the caller provides (uninitialised is fine).
