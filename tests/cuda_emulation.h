@@ -142,12 +142,13 @@ inline unsigned char* aligned_smem() {
 
 // ---- nvcuda::wmma, 16 x 16 x 16 ---------------------------------------------------------------
 // A warp's fragment is spread over its 32 threads on a GPU, in a layout the API leaves open; here
-// every thread holds the whole 16 x 16 tile (x[i * 16 + j]) and computes the whole product. The
-// warp's threads run one after another between barriers, so a collective store is done once, by
-// the warp's last thread (lane 31), after every lane has loaded: right for the kernels' pattern
-// (each tile loaded, then stored, once between two __syncthreads), not for a tile read again
-// after the store without a barrier. The API's preconditions are checked: 32-byte aligned
-// pointers, ldm a multiple of 16 bytes.
+// the warp's last thread (lane 31) holds the whole 16 x 16 tile (x[i * 16 + j]), computes the
+// whole product and does the warp's store; the other lanes only check the arguments (their
+// fragments mean nothing: the kernels never read a fragment's elements). The warp's threads run
+// one after another between barriers, lane 31 last, so its store follows every lane's loads:
+// right for the kernels' pattern (each tile loaded, then stored, once between two
+// __syncthreads), not for a tile read again after the store without a barrier. The API's
+// preconditions are checked: 32-byte aligned pointers, ldm a multiple of 16 bytes.
 namespace nvcuda::wmma {
 struct matrix_a {};
 struct matrix_b {};
@@ -162,49 +163,58 @@ template <class Use, int M, int N, int K, class T, class Layout = void> struct f
   T x[256];
 };
 
-template <class T> inline void check_tile(const T* p, unsigned ldm) {
+// Checks the arguments; true on the lane that does the warp's work.
+template <class T> inline bool check_tile(const T* p, unsigned ldm) {
   if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || (ldm * sizeof(T)) % 16 != 0) {
     std::fprintf(stderr, "cuda emulation: wmma tile at %p with ldm %u breaks the alignment rules\n",
                  static_cast<const void*>(p), ldm);
     std::abort();
   }
+  return ::fpa_emu::thread_idx.x % 32 == 31;
 }
+inline bool warp_lane() { return ::fpa_emu::thread_idx.x % 32 == 31; }
 inline float as_float(float x) { return x; }
 inline float as_float(__half x) { return __half2float(x); }
 inline float as_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 template <class F, class V> void fill_fragment(F& f, V v) {
+  if (!warp_lane()) return;
   for (auto& e : f.x) e = v;
 }
 template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, row_major>& f,
                                          const T* p, unsigned ldm) {
-  check_tile(p, ldm);
+  if (!check_tile(p, ldm)) return;
   for (int i = 0; i < 16; ++i)
     for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[i * ldm + k];
 }
+template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, col_major>& f,
+                                         const T* p, unsigned ldm) {
+  if (!check_tile(p, ldm)) return;
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[k * ldm + i];
+}
 template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, row_major>& f,
                                          const T* p, unsigned ldm) {
-  check_tile(p, ldm);
+  if (!check_tile(p, ldm)) return;
   for (int k = 0; k < 16; ++k)
     for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[k * ldm + j];
 }
 template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, col_major>& f,
                                          const T* p, unsigned ldm) {
-  check_tile(p, ldm);
+  if (!check_tile(p, ldm)) return;
   for (int k = 0; k < 16; ++k)
     for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[j * ldm + k];
 }
 inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p,
                              unsigned ldm, layout_t layout) {
-  check_tile(p, ldm);
+  if (!check_tile(p, ldm)) return;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j)
       f.x[i * 16 + j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
 }
 inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f,
                               unsigned ldm, layout_t layout) {
-  check_tile(p, ldm);
-  if (::fpa_emu::thread_idx.x % 32 != 31) return;  // the warp's store, by its last lane
+  if (!check_tile(p, ldm)) return;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j)
       (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.x[i * 16 + j];
@@ -214,6 +224,7 @@ void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
               const fragment<matrix_a, 16, 16, 16, T, LA>& a,
               const fragment<matrix_b, 16, 16, 16, T, LB>& b,
               const fragment<accumulator, 16, 16, 16, float>& c) {
+  if (!warp_lane()) return;
   float out[256];
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j) {

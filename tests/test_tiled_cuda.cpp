@@ -1,6 +1,6 @@
 // The tiled CUDA kernels (kernels/cuda/tiled_kernels.h) on a GPU: against the float64 reference
 // (outputs, lse, the q, k, v and gate gradients) for every variant and FPA backward mode in
-// float64, float32, bfloat16 and float16 (the 16-bit forward with and without tensor cores),
+// float64, float32, bfloat16 and float16 (the 16-bit kernels with and without tensor cores),
 // against the CPU run of the same tile algorithm (tests/tile_simulation.h) in float64, and run
 // twice for identical bits. Built whenever nvcc
 // exists (it needs no CUDA LibTorch: the kernels take raw device pointers); skipped, with the

@@ -14,6 +14,7 @@
 // After LibTorch's headers: the emulation defines CUDA's keywords as macros.
 #include "cuda_emulation.h"
 #include "kernels/cuda/tiled_backward.cuh"
+#include "kernels/cuda/tiled_backward_wmma.cuh"
 #include "kernels/cuda/tiled_forward.cuh"
 #include "kernels/cuda/tiled_forward_wmma.cuh"
 
@@ -77,7 +78,7 @@ template <class T> Inputs rounded(const Inputs& in) {
   return out;
 }
 
-// tensor_cores: the forward on (emulated) tensor cores, tiled_forward_wmma.cuh (bf16 / fp16).
+// tensor_cores: both passes on (emulated) tensor cores, tiled_*_wmma.cuh (bf16 / fp16).
 template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool tensor_cores = false) {
   using A = typename fpa::tiles::AccOf<T>::type;
   const auto ts = scalar_of<T>(), as = std::is_same_v<A, double> ? at::kDouble : at::kFloat;
@@ -114,10 +115,20 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool ten
                                                lse.data(), workspace.data(), nullptr),
               0);
   }
-  EXPECT_EQ(tiled::detail::launch_backward<T>(p, q.data(), k.data(), v.data(), g, out.data(),
-                                              lse.data(), dout.data(), dq.data(), dk.data(),
-                                              dv.data(), dgate.data(), workspace.data(), nullptr),
-            0);
+  if constexpr (std::is_same_v<A, float> && !std::is_same_v<T, float>) {
+    if (tensor_cores) {
+      EXPECT_EQ((tiled::detail::launch_backward<T, tiled::detail::WmmaPasses>(
+                    p, q.data(), k.data(), v.data(), g, out.data(), lse.data(), dout.data(),
+                    dq.data(), dk.data(), dv.data(), dgate.data(), workspace.data(), nullptr)),
+                0);
+    }
+  }
+  if (!tensor_cores) {
+    EXPECT_EQ(tiled::detail::launch_backward<T>(p, q.data(), k.data(), v.data(), g, out.data(),
+                                                lse.data(), dout.data(), dq.data(), dk.data(),
+                                                dv.data(), dgate.data(), workspace.data(), nullptr),
+              0);
+  }
   TileResult r;
   r.r.out = tensor(out, in.v.sizes(), ts);
   r.r.dq = tensor(dq, in.q.sizes(), ts);
@@ -203,10 +214,10 @@ TEST(TiledEmulated, LongSequenceAndWideHeads) {
   std::printf("worst relative error vs reference (float32): %.3g\n", worst);
 }
 
-// The forward on tensor cores (bf16 and fp16, head dimensions multiples of 16), followed by the
-// scalar backward, against the reference; WMMA as cuda_emulation.h emulates it (whole 16 x 16
-// tiles per thread, its alignment rules checked).
-TEST(TiledEmulated, TensorCoreForwardMatchesTheReference) {
+// The forward and the backward on tensor cores (bf16 and fp16, head dimensions multiples of 16)
+// against the reference; WMMA as cuda_emulation.h emulates it (whole 16 x 16 tiles per thread,
+// its alignment rules checked).
+TEST(TiledEmulated, TensorCoreKernelsMatchTheReference) {
   const std::vector<Shape> shapes{{1, 1, 1, 16}, {1, 2, 63, 16}, {1, 1, 130, 64}, {1, 1, 100, 128},
                                   {1, 1, 200, 32}};
   double worst[2] = {0, 0};

@@ -1,6 +1,8 @@
 // The backward entry point of the tiled kernels (tiled_kernels.h): checks, then the launcher of
-// tiled_backward.cuh for the input type.
+// tiled_backward.cuh for the input type, with the tensor-core passes (tiled_backward_wmma.cuh)
+// for bf16 / fp16 where the head dimensions allow.
 #include "kernels/cuda/tiled_backward.cuh"
+#include "kernels/cuda/tiled_backward_wmma.cuh"
 
 namespace fpa::cuda::tiled {
 using detail::launch_backward;
@@ -16,16 +18,21 @@ int backward(const Problem& p, const void* q, const void* k, const void* v, cons
   if (!workspace) return -1;
   auto s = static_cast<cudaStream_t>(stream);
   switch (p.dtype) {
-#define FPA_TILED_BACKWARD(T)                                                                 \
-  return launch_backward<T>(                                                                \
+#define FPA_TILED_BACKWARD(T, Passes)                                                         \
+  return launch_backward<T, Passes>(                                                        \
       p, static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),      \
       static_cast<const Acc<T>*>(gate), static_cast<const T*>(out),                         \
       static_cast<const Acc<T>*>(lse), static_cast<const T*>(dout), static_cast<T*>(dq),    \
       static_cast<T*>(dk), static_cast<T*>(dv), dgate, workspace, s)
-    case DType::Float32: FPA_TILED_BACKWARD(float);
-    case DType::Float64: FPA_TILED_BACKWARD(double);
-    case DType::BFloat16: FPA_TILED_BACKWARD(__nv_bfloat16);
-    case DType::Float16: FPA_TILED_BACKWARD(__half);
+    case DType::Float32: FPA_TILED_BACKWARD(float, detail::ScalarPasses);
+    case DType::Float64: FPA_TILED_BACKWARD(double, detail::ScalarPasses);
+    case DType::BFloat16:
+      if (p.tensor_cores && detail::wmma_shape(p))
+        FPA_TILED_BACKWARD(__nv_bfloat16, detail::WmmaPasses);
+      FPA_TILED_BACKWARD(__nv_bfloat16, detail::ScalarPasses);
+    case DType::Float16:
+      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_BACKWARD(__half, detail::WmmaPasses);
+      FPA_TILED_BACKWARD(__half, detail::ScalarPasses);
 #undef FPA_TILED_BACKWARD
   }
   return -1;

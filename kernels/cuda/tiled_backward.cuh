@@ -314,7 +314,32 @@ __global__ void fox_finish_kernel(Problem p, const A* __restrict__ gate_kv,
   t::fox_log_gate_grad(dgate + h * n, n);
 }
 
-template <class T>
+// The two tile passes (dK/dV, then dQ) on the scalar kernels; tiled_backward_wmma.cuh has the
+// tensor-core ones. The launcher below runs the rest (FoX's prefix, delta, the finish step).
+struct ScalarPasses {
+  template <class T>
+  static int run(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
+                 const double* prefix, const Acc<T>* lse, const Acc<T>* delta, const T* dout,
+                 T* dq, T* dk, T* dv, Acc<T>* gate_kv, Acc<T>* gate_q, Acc<T>* to_tiles,
+                 cudaStream_t s) {
+    using A = Acc<T>;
+    const unsigned tiles = unsigned(tiles_of(p));
+    const dim3 grid(tiles, unsigned(p.batch * p.heads));
+    const size_t smem_kv = sizeof(A) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
+    if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem_kv)) return e;
+    FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem_kv, s, p, q, k, v, gate, prefix, lse, delta,
+               dout, dk, dv, gate_kv);
+    if (int e = FPA_LAST_STATUS()) return e;
+    const size_t smem_q = sizeof(A) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
+                          sizeof(int) * tiles;
+    if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem_q)) return e;
+    FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout,
+               dq, gate_q, to_tiles);
+    return FPA_LAST_STATUS();
+  }
+};
+
+template <class T, class Passes = ScalarPasses>
 int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
                     const T* out, const Acc<T>* lse, const T* dout, T* dq, T* dk, T* dv,
                     double* dgate, void* workspace, cudaStream_t s) {
@@ -338,20 +363,11 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
              delta);
   if (int e = FPA_LAST_STATUS()) return e;
 
+  if (int e = Passes::template run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
+                                      gate_kv, gate_q, to_tiles, s))
+    return e;
+
   const dim3 grid(tiles, unsigned(heads));
-  const size_t smem_kv = sizeof(A) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
-  if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem_kv)) return e;
-  FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem_kv, s, p, q, k, v, gate, prefix, lse, delta, dout,
-             dk, dv, gate_kv);
-  if (int e = FPA_LAST_STATUS()) return e;
-
-  const size_t smem_q = sizeof(A) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
-                        sizeof(int) * tiles;
-  if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem_q)) return e;
-  FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout, dq,
-             gate_q, to_tiles);
-  if (int e = FPA_LAST_STATUS()) return e;
-
   if (is_fpa(p.mode)) {
     FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, gate, gate_kv, gate_q, to_tiles, dgate);
   } else if (p.mode == Mode::Fox) {

@@ -16,10 +16,14 @@
 // Status: compiled by nvcc for sm_80 and sm_90; run on the CPU under an emulation of the CUDA
 // execution model (test_tiled_emulated: the same bits as the CPU tile run), never on a GPU yet
 // (test_tiled_cuda will); not called by fpa::attention. A straightforward shared-memory
-// version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per block; the
-// bf16 / fp16 forward with D, Dv multiples of 16 does its two products on tensor cores (WMMA,
-// tiled_forward_wmma.cuh; Problem::tensor_cores), the backward does not yet. Limits: D, Dv <= kMaxHeadDim, B * H <= 65535,
-// and the dQ pass keeps 24 bytes (fp32) per key tile in shared memory (N up to ~5e5 on sm_90).
+// version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per block; for
+// bf16 / fp16 with D, Dv multiples of 16 the products of every pass run on tensor cores (WMMA,
+// tiled_forward_wmma.cuh and tiled_backward_wmma.cuh; Problem::tensor_cores), untuned.
+// Limits: D, Dv <= kMaxHeadDim, B * H <= 65535, and the dQ pass keeps 24 bytes (fp32) per key
+// tile in shared memory (N up to ~5e5 on sm_90). Shared memory per block grows with D: at
+// D = 128 the fp64 forward (~234 KB) does not fit, and the tensor-core backward (~190 KB for
+// dK/dV) fits sm_90's 227 KB but not sm_80's 163 KB: a launch then fails with an error, it
+// does not fall back (yet).
 #pragma once
 
 #include <cstddef>
@@ -38,8 +42,8 @@ struct Problem {
   DType dtype = DType::Float32;
   double scale = 1.0;
   double tau = 1.0;  // FpaStraightThrough's temperature
-  // bf16 / fp16 with D and Dv multiples of 16: the forward's two products on tensor cores
-  // (tiled_forward_wmma.cuh); false for the scalar kernel.
+  // bf16 / fp16 with D and Dv multiples of 16: the products on tensor cores
+  // (tiled_*_wmma.cuh); false for the scalar kernels.
   bool tensor_cores = true;
 };
 
