@@ -46,6 +46,7 @@ inline uint3 thread_idx{0, 0, 0};
 inline uint3 block_idx{0, 0, 0};
 inline dim3 block_dim{1, 1, 1};
 inline std::vector<unsigned char>* dynamic_smem = nullptr;
+inline size_t max_dynamic_smem = 227 * 1024;  // sm_90's; a test may lower it (sm_80: 163 KB)
 
 // The fibers of one block and their scheduler.
 struct Block {
@@ -246,3 +247,4 @@ void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
                     __VA_ARGS__)
 #define FPA_ALLOW_SMEM(kernel, bytes) 0
 #define FPA_LAST_STATUS() 0
+#define FPA_MAX_DYNAMIC_SMEM() (::fpa_emu::max_dynamic_smem)

@@ -332,28 +332,54 @@ __global__ void __launch_bounds__(kWmmaThreads)
 }
 
 // launch_backward<T, WmmaPasses> runs these in place of the scalar passes (bf16 / fp16 inputs,
-// D and Dv multiples of 16).
+// D and Dv multiples of 16). A pass whose shared memory the device cannot give (dK/dV at
+// D = 128 on sm_80) runs on the scalar kernel instead: the passes are independent.
 struct WmmaPasses {
+  template <class T> static size_t dkdv_smem(const Problem& p) {
+    const size_t tiles16 = size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + 2 * ld16(kTile));
+    return sizeof(T) * tiles16 +
+           sizeof(float) * kTile * (2 * ld32(kTile) + ld32(p.d) + ld32(p.dv));
+  }
+  template <class T> static size_t dq_smem(const Problem& p) {
+    const size_t tiles = size_t(tiles_of(p));
+    return sizeof(T) * size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + ld16(kTile)) +
+           sizeof(float) * (kTile * (2 * ld32(kTile) + ld32(p.d)) + 5 * tiles) +
+           sizeof(int) * tiles;
+  }
+  // Static shared memory of the kernels (field tiles, per-row arrays), with a margin.
+  static constexpr size_t kStaticSmem = 8 * 1024;
+
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
                  const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
                  T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles, cudaStream_t s) {
     const unsigned tiles = unsigned(tiles_of(p));
     const dim3 grid(tiles, unsigned(p.batch * p.heads));
-    const size_t tiles16 = size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + 2 * ld16(kTile));
-    const size_t smem_kv =
-        sizeof(T) * tiles16 + sizeof(float) * kTile * (2 * ld32(kTile) + ld32(p.d) + ld32(p.dv));
-    if (int e = FPA_ALLOW_SMEM(dkdv_wmma_kernel<T>, smem_kv)) return e;
-    FPA_LAUNCH(dkdv_wmma_kernel<T>, grid, kWmmaThreads, smem_kv, s, p, q, k, v, gate, prefix, lse,
-               delta, dout, dk, dv, gate_kv);
+    const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
+    const size_t smem_kv = dkdv_smem<T>(p), smem_q = dq_smem<T>(p);
+    if (smem_kv + kStaticSmem <= max_smem) {
+      if (int e = FPA_ALLOW_SMEM(dkdv_wmma_kernel<T>, smem_kv)) return e;
+      FPA_LAUNCH(dkdv_wmma_kernel<T>, grid, kWmmaThreads, smem_kv, s, p, q, k, v, gate, prefix,
+                 lse, delta, dout, dk, dv, gate_kv);
+    } else {
+      const size_t smem = sizeof(float) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
+      if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem)) return e;
+      FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
+                 dk, dv, gate_kv);
+    }
     if (int e = FPA_LAST_STATUS()) return e;
-    const size_t smem_q =
-        sizeof(T) * size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + ld16(kTile)) +
-        sizeof(float) * (kTile * (2 * ld32(kTile) + ld32(p.d)) + 5 * size_t(tiles)) +
-        sizeof(int) * tiles;
-    if (int e = FPA_ALLOW_SMEM(dq_wmma_kernel<T>, smem_q)) return e;
-    FPA_LAUNCH(dq_wmma_kernel<T>, grid, kWmmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse,
-               delta, dout, dq, gate_q, to_tiles);
+    if (smem_q + kStaticSmem <= max_smem) {
+      if (int e = FPA_ALLOW_SMEM(dq_wmma_kernel<T>, smem_q)) return e;
+      FPA_LAUNCH(dq_wmma_kernel<T>, grid, kWmmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse,
+                 delta, dout, dq, gate_q, to_tiles);
+    } else {
+      const size_t smem =
+          sizeof(float) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
+          sizeof(int) * tiles;
+      if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem)) return e;
+      FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
+                 dq, gate_q, to_tiles);
+    }
     return FPA_LAST_STATUS();
   }
 };

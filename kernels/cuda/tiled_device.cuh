@@ -30,6 +30,14 @@
                                                    cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                                    int(bytes))))
 #define FPA_LAST_STATUS() int(cudaGetLastError())
+// The most dynamic shared memory a block of the current device may ask for.
+inline size_t fpa_max_dynamic_smem() {
+  int device = 0, bytes = 48 * 1024;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  return size_t(bytes);
+}
+#define FPA_MAX_DYNAMIC_SMEM() fpa_max_dynamic_smem()
 #endif
 
 namespace fpa::cuda::tiled {

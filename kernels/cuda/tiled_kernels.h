@@ -21,9 +21,9 @@
 // tiled_forward_wmma.cuh and tiled_backward_wmma.cuh; Problem::tensor_cores), untuned.
 // Limits: D, Dv <= kMaxHeadDim, B * H <= 65535, and the dQ pass keeps 24 bytes (fp32) per key
 // tile in shared memory (N up to ~5e5 on sm_90). Shared memory per block grows with D: at
-// D = 128 the fp64 forward (~234 KB) does not fit, and the tensor-core backward (~190 KB for
-// dK/dV) fits sm_90's 227 KB but not sm_80's 163 KB: a launch then fails with an error, it
-// does not fall back (yet).
+// D = 128 the fp64 forward (~234 KB) does not fit (the launch returns the error); the
+// tensor-core dK/dV pass (~190 KB) fits sm_90's 227 KB, and on sm_80 (163 KB) that pass runs on
+// the scalar kernel instead.
 #pragma once
 
 #include <cstddef>
