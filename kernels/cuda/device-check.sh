@@ -3,7 +3,8 @@
 #   kernels/cuda/device-check.sh            (from the repository root)
 # 1. configures a build against PyTorch's LibTorch (so Impl::Cuda is compiled in),
 # 2. builds the CUDA test and the benchmark,
-# 3. runs the GPU tests (CUDA kernels against the CPU float64 reference),
+# 3. runs the GPU tests (CUDA kernels against the CPU float64 reference; the tiled kernels also
+#    against the CPU run of their tile algorithm),
 # 4. runs the benchmark for {fused (CPU), cuda} and prints a short table.
 # Output: build-gpu/, results/bench/attention_gpu.csv (+ .json), and the table on stdout.
 # The suite's other dependencies (fmt, Boost, GTest, RapidCheck, Google Benchmark, GLPK) must
@@ -27,10 +28,13 @@ ARCH=${ARCH:-90}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" \
   -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
   -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" | grep -E "FPA:|Torch" || true
-cmake --build "$BUILD" -j "$(nproc)" --target test_fused_cuda test_fused attention-bench
+cmake --build "$BUILD" -j "$(nproc)" --target test_fused_cuda test_tiled_cuda test_tile_algorithm test_fused attention-bench
 
 echo "== GPU tests (CUDA kernels vs CPU float64 reference)"
 "$BUILD/tests/test_fused_cuda"
+echo "== tiled CUDA kernels (kernels/cuda/tiled_*.cu) vs the reference and the CPU tile run"
+"$BUILD/tests/test_tiled_cuda"
+"$BUILD/tests/test_tile_algorithm" --gtest_brief=1
 echo "== CPU fused tests (same build)"
 "$BUILD/tests/test_fused" --gtest_brief=1
 

@@ -1,0 +1,194 @@
+// The bias b_ij of one (query tile I, key tile J) pair from O(tile) state, never an n x n matrix:
+// FoX's F_i - F_j and FPA's path minimum split by tiles (SPEC section 9), with the parts the
+// exact backward needs (which part attains the minimum, at which position) and those the
+// straight-through backward needs (the soft minimum's weight sums over the same parts, SoftSum).
+//
+// FPA, for J strictly before I (keys [j0, j0 + B), queries [i0, i0 + B), j0 + B <= i0):
+//
+//     M(j, i) = min( S_J(j),  C(J+1 .. I-1),  P_I(i) )
+//     S_J(j)  = min of phi over [j, end of J]       key_tile_suffix_min, one per key
+//     C       = min of phi over the tiles strictly   Between, one per tile pair, extended by one
+//               between J and I                      tile minimum per step of the tile loop
+//     P_I(i)  = min of phi over [start of I, i]      query_tile_prefix_min, one per query
+//
+// and the diagonal tile (J = I) takes each query's running minimum inside the tile
+// (fpa_diagonal_row_bias). Invariant kept by every function here: the position carried with a
+// minimum is the LATEST one attaining it. Scans going backwards replace only on a strictly
+// smaller value; scans going forwards replace on smaller-or-equal; parts are combined by
+// min_latest with the later part second (tile_config.h).
+#pragma once
+
+#include "kernels/cuda/tile_config.h"
+
+namespace fpa::tiles {
+
+// ---- FPA: the three parts of the path minimum --------------------------------------------------
+
+// suffix[c] = min of phi over keys [j0 + c, j0 + cols) of key tile J; phi[c] = phi_{j0 + c}.
+template <class A>
+FPA_HD void key_tile_suffix_min(const A* phi, int j0, int cols, MinAt<A>* suffix) {
+  MinAt<A> m = empty_min<A>();
+  for (int c = cols - 1; c >= 0; --c) {
+    if (phi[c] < m.value) m = MinAt<A>{phi[c], j0 + c};  // strict: an equal earlier key loses
+    suffix[c] = m;
+  }
+}
+
+// prefix[r] = min of phi over queries [i0, i0 + r] of query tile I; phi[r] = phi_{i0 + r}.
+// prefix[rows - 1] is the whole tile's minimum (what C takes from this tile).
+template <class A>
+FPA_HD void query_tile_prefix_min(const A* phi, int i0, int rows, MinAt<A>* prefix) {
+  MinAt<A> m = empty_min<A>();
+  for (int r = 0; r < rows; ++r) {
+    if (phi[r] <= m.value) m = MinAt<A>{phi[r], i0 + r};  // <=: an equal later query wins
+    prefix[r] = m;
+  }
+}
+
+// ---- FPA straight-through: the soft minimum's weight sums over the same parts -----------------
+//
+// w_l = exp(-phi_l / tau). A sum of weights W is kept as SoftSum{min, rest}: min = the smallest
+// phi in the sum, W = exp(-min / tau + rest), rest = log sum exp(-(phi_l - min) / tau) in
+// [0, log(count)]. Every quantity the backward needs is a ratio of two such sums (or of a weight
+// and a sum), log(W_a / W_b) = (b.min - a.min) / tau + a.rest - b.rest: a difference of two field
+// values, exact or rounded relative to itself, so neither the field's level nor its spread enters
+// the rounding. (A single centre for the whole head, exp(-(phi - c) / tau), rounds every
+// exponent relative to |phi - c| / tau: in float32 the field gradient of a steep walk, spread /
+// tau ~ 2e3, was off by 1.1e-4.)
+template <class A> struct SoftSum {
+  A min;   // +inf for the empty sum
+  A rest;  // -inf for the empty sum
+};
+template <class A> FPA_HD SoftSum<A> empty_soft_sum() {
+  return SoftSum<A>{t_inf(A()), -t_inf(A())};
+}
+template <class A> FPA_HD SoftSum<A> soft_sum_of(A phi) { return SoftSum<A>{phi, A(0)}; }
+
+// W_a + W_b.
+template <class A> FPA_HD SoftSum<A> soft_add(SoftSum<A> a, SoftSum<A> b, A inv_tau) {
+  if (a.rest == -t_inf(A())) return b;
+  if (b.rest == -t_inf(A())) return a;
+  const A m = t_min(a.min, b.min);
+  return SoftSum<A>{m, log_add_exp(a.rest - (a.min - m) * inv_tau, b.rest - (b.min - m) * inv_tau)};
+}
+
+// log(W_a / W_b) (b not empty; -inf when a is).
+template <class A> FPA_HD A soft_log_ratio(SoftSum<A> a, SoftSum<A> b, A inv_tau) {
+  return (b.min - a.min) * inv_tau + a.rest - b.rest;
+}
+// log(w_l / W_b) for one position's weight.
+template <class A> FPA_HD A soft_log_ratio(A phi, SoftSum<A> b, A inv_tau) {
+  return (b.min - phi) * inv_tau - b.rest;
+}
+
+// suffix[c] = the weight sum over keys [c, cols) of a key tile (phi[c] = phi_{j0 + c}).
+template <class A>
+FPA_HD void key_tile_suffix_soft_sum(const A* phi, int cols, A inv_tau, SoftSum<A>* suffix) {
+  SoftSum<A> s = empty_soft_sum<A>();
+  for (int c = cols - 1; c >= 0; --c) suffix[c] = s = soft_add(soft_sum_of(phi[c]), s, inv_tau);
+}
+
+// prefix[r] = the weight sum over queries [0, r] of a query tile; prefix[rows - 1] is the tile's.
+template <class A>
+FPA_HD void query_tile_prefix_soft_sum(const A* phi, int rows, A inv_tau, SoftSum<A>* prefix) {
+  SoftSum<A> s = empty_soft_sum<A>();
+  for (int r = 0; r < rows; ++r) prefix[r] = s = soft_add(s, soft_sum_of(phi[r]), inv_tau);
+}
+
+// ---- C: the tiles strictly between ------------------------------------------------------
+
+// C, the path over the whole tiles strictly between J and I: its minimum (exact mode and the
+// forward) and its soft-minimum weight sum (straight-through mode, SoftSum above). Empty when
+// J = I - 1. The forward and the dQ pass walk J down from I - 1 and add tile J + 1
+// at the earlier end before using J; the dK/dV pass walks I up from J + 1 and adds tile I - 1
+// at the later end. A minimum does not depend on the order it was taken in, so both passes
+// see the same value and position; the weight sums agree to rounding.
+template <class A> struct Between {
+  MinAt<A> min;
+  SoftSum<A> soft;
+};
+template <class A> FPA_HD Between<A> empty_between() {
+  return Between<A>{empty_min<A>(), empty_soft_sum<A>()};
+}
+template <class A>
+FPA_HD Between<A> extend_earlier(Between<A> c, MinAt<A> tile_min, SoftSum<A> tile_soft,
+                                 A inv_tau) {
+  return Between<A>{min_latest(tile_min, c.min), soft_add(tile_soft, c.soft, inv_tau)};
+}
+template <class A>
+FPA_HD Between<A> extend_later(Between<A> c, MinAt<A> tile_min, SoftSum<A> tile_soft, A inv_tau) {
+  return Between<A>{min_latest(c.min, tile_min), soft_add(c.soft, tile_soft, inv_tau)};
+}
+
+// Which part attains M(j, i): the later part wins ties (P_I, then C, then S_J), so the
+// position of the winning part is the latest position attaining the minimum.
+enum class PathPart : int { KeyTile = 0, Between = 1, QueryTile = 2 };
+
+template <class A>
+FPA_HD PathPart path_part(A key_suffix, A between, A query_prefix) {
+  if (query_prefix <= between && query_prefix <= key_suffix) return PathPart::QueryTile;
+  if (between <= key_suffix) return PathPart::Between;
+  return PathPart::KeyTile;
+}
+
+// b_ij for J strictly before I.
+template <class A>
+FPA_HD A fpa_bias_off_diagonal(A key_suffix, A between, A query_prefix, A phi_j) {
+  return t_min(t_min(key_suffix, between), query_prefix) - phi_j;
+}
+
+// Row r of the diagonal tile (queries and keys both start at i0; phi[c] = phi_{i0 + c}):
+// bias[c] = min of phi over [c, r] - phi[c] for c <= r (the running minimum of a backward scan),
+// -inf for keys after the query (c in (r, cols)).
+template <class A>
+FPA_HD void fpa_diagonal_row_bias(const A* phi, int r, int cols, A* bias) {
+  A m = t_inf(A());
+  for (int c = r; c >= 0; --c) {
+    m = t_min(m, phi[c]);
+    bias[c] = m - phi[c];
+  }
+  for (int c = r + 1; c < cols; ++c) bias[c] = -t_inf(A());
+}
+
+// ---- FPA straight-through: the shares of the three parts ------------------------------------
+
+// For J strictly before I: the shares of Z_ij = sum of w over [j, i] that lie in each part,
+// key + between + query = 1, each in [0, 1]. Exponents are taken relative to the smallest min
+// of the three (the largest weight), so nothing overflows whatever the field's spread.
+template <class A> struct SoftShares {
+  A key, between, query;
+};
+template <class A>
+FPA_HD SoftShares<A> soft_shares(SoftSum<A> key, SoftSum<A> between, SoftSum<A> query,
+                                 A inv_tau) {
+  const A m = t_min(t_min(key.min, between.min), query.min);
+  const A lk = key.rest - (key.min - m) * inv_tau;
+  const A lb = between.rest - (between.min - m) * inv_tau;  // -inf when empty
+  const A lq = query.rest - (query.min - m) * inv_tau;
+  const A top = t_max(t_max(lk, lb), lq);
+  const A ek = t_exp(lk - top), eb = t_exp(lb - top), eq = t_exp(lq - top);
+  const A inv = A(1) / (ek + eb + eq);
+  return SoftShares<A>{ek * inv, eb * inv, eq * inv};
+}
+
+// ---- FoX --------------------------------------------------------------------------------------
+//
+// b_ij = F_i - F_j, F the prefix sum of the log forget gates, kept in double (n terms of one
+// sign: its magnitude grows with n). For J strictly before I it is split as
+// (F_i - F_i0) + (F_i0 - F_j): the row part is formed once per query, the column part once per
+// (tile pair, key), each from doubles, so a score costs one fp32 addition. F is monotone
+// (log f <= 0) and i0 lies between j and i, so both parts are at most |b_ij|: the split costs
+// two roundings of numbers no larger than the bias itself. On the diagonal tile i0 is not
+// between j and i (with log gates of -20 the two parts reached 1e3 while the bias was near 0,
+// and float32 outputs were off by 5e-5), so there the bias is one double difference.
+template <class A> FPA_HD A fox_row_part(const double* prefix, int64_t i0, int64_t i) {
+  return A(prefix[i] - prefix[i0]);
+}
+template <class A> FPA_HD A fox_col_part(const double* prefix, int64_t i0, int64_t j) {
+  return A(prefix[i0] - prefix[j]);
+}
+template <class A> FPA_HD A fox_diagonal_bias(const double* prefix, int64_t i, int64_t j) {
+  return A(prefix[i] - prefix[j]);
+}
+
+}  // namespace fpa::tiles

@@ -1,0 +1,380 @@
+// The tiled backward pass, FlashAttention-2's split, as tests/tile_simulation.h's blocks:
+//   delta_kernel   delta_i = dO_i . o_i, one thread per row
+//   dkdv_kernel    one block per (key tile J, head), one thread per key: query tiles
+//                  I = J, ..., T-1; dK, dV, the column sums of the gate gradient, the diagonal
+//                  tile's per-row scans; writes dK, dV and gate_kv (the part owed to tile J)
+//   dq_kernel      one block per (query tile I, head), one thread per query: key tiles
+//                  J = I, ..., 0; dQ, the row sums, the per-pair between sums; writes dQ, gate_q
+//                  and row I of the T x T between buffer
+//   finish         FPA: one block per (tile K, head) adds gate_kv, gate_q and column K of the
+//                  buffer; FoX: one thread per head, the reverse cumulative sum
+// Each output element has one writer and every sum a fixed order: no atomics, the same bits
+// on every run.
+#pragma once
+
+#include "kernels/cuda/tiled_device.cuh"
+
+namespace fpa::cuda::tiled::detail {
+
+template <class T>
+__global__ void delta_kernel(Problem p, const T* __restrict__ out, const T* __restrict__ dout,
+                             Acc<T>* __restrict__ delta) {
+  using A = Acc<T>;
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= p.batch * p.heads * p.n) return;
+  A s = A(0);
+  for (int64_t e = 0; e < p.dv; ++e) s += to_acc(dout[i * p.dv + e]) * to_acc(out[i * p.dv + e]);
+  delta[i] = s;
+}
+
+// The bias of entry (r, c) of an off-diagonal tile pair, or of the diagonal (FPA's diagonal rows
+// are precomputed into diag_bias by fpa_diagonal_row_bias).
+template <class A>
+__device__ A bias_at(const Problem& p, bool diagonal, const double* F, int64_t i0, int64_t j0,
+                     int r, int c, const FieldTile<A>& fq, const FieldTile<A>& fk,
+                     const t::Between<A>& between, A diag_bias) {
+  if (p.mode == Mode::Fox)
+    return diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c)
+                    : t::fox_row_part<A>(F, i0, i0 + r) + t::fox_col_part<A>(F, i0, j0 + c);
+  if (!is_fpa(p.mode)) return A(0);
+  return diagonal ? diag_bias
+                  : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
+                                             fq.prefix[r].value, fk.phi[c]);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTile)
+    dkdv_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+                const T* __restrict__ v, const Acc<T>* __restrict__ gate,
+                const double* __restrict__ prefix, const Acc<T>* __restrict__ lse,
+                const Acc<T>* __restrict__ delta, const T* __restrict__ dout, T* __restrict__ dk,
+                T* __restrict__ dv, Acc<T>* __restrict__ gate_kv) {
+  using A = Acc<T>;
+  const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
+  const int tj = blockIdx.x, c = threadIdx.x, tiles = int(tiles_of(p));
+  const int64_t j0 = int64_t(tj) * kTile;
+  const int cols = int(min(int64_t(kTile), n - j0));
+  const bool active = c < cols, fpa = is_fpa(p.mode), soft = p.mode == Mode::FpaStraightThrough;
+  const A inf = t::t_inf(A());
+
+  FPA_DYNAMIC_SMEM(smem);
+  A* sq = reinterpret_cast<A*>(smem);       // kTile x padded(d): the query tile
+  A* sdo = sq + kTile * padded(d);          // kTile x padded(dv): its dO
+  A* sg = sdo + kTile * padded(dvd);        // kTile x padded(kTile): diagonal bias, then g
+  A* se = sg + kTile * padded(kTile);       // kTile x padded(kTile): per-row diagonal buffers
+  __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile];
+  __shared__ FieldTile<A> fq, fk;
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  if (fpa) load_field(p, gh, tj, fk);
+  A kc[kMaxHeadDim], vc[kMaxHeadDim], dkc[kMaxHeadDim], dvc[kMaxHeadDim];
+  for (int64_t e = 0; e < d; ++e) {
+    kc[e] = active ? to_acc(k[(bh * n + j0 + c) * d + e]) : A(0);
+    dkc[e] = A(0);
+  }
+  for (int64_t e = 0; e < dvd; ++e) {
+    vc[e] = active ? to_acc(v[(bh * n + j0 + c) * dvd + e]) : A(0);
+    dvc[e] = A(0);
+  }
+  A col_all = A(0), col_part = A(0), diag = A(0);
+  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
+
+  for (int ti = tj; ti < tiles; ++ti) {
+    const int64_t i0 = int64_t(ti) * kTile;
+    const int rows = int(min(int64_t(kTile), n - i0));
+    const bool diagonal = ti == tj;
+    __syncthreads();
+    load_rows(q + bh * n * d, i0, rows, d, sq);
+    load_rows(dout + bh * n * dvd, i0, rows, dvd, sdo);
+    if (c < rows) {
+      s_lse[c] = lse[bh * n + i0 + c];
+      s_delta[c] = delta[bh * n + i0 + c];
+    }
+    if (fpa) load_field(p, gh, ti, fq);  // synchronises
+    __syncthreads();
+    if (fpa && diagonal) {  // one row per thread
+      if (c < rows) t::fpa_diagonal_row_bias(fk.phi, c, cols, sg + c * padded(kTile));
+      __syncthreads();
+    }
+    if (active) {
+      for (int r = 0; r < rows; ++r) {  // queries in order
+        A* grc = sg + r * padded(kTile) + c;
+        const A s = (diagonal && c > r)
+                        ? -inf
+                        : A(p.scale) * dot(sq + r * padded(d), kc, d) +
+                              bias_at(p, diagonal, F, i0, j0, r, c, fq, fk, between,
+                                      diagonal ? *grc : A(0));
+        const A pr = t::t_exp(s - s_lse[r]);
+        const A g = t::logit_grad(pr, dot(sdo + r * padded(dvd), vc, dvd), s_delta[r]);
+        for (int64_t e = 0; e < dvd; ++e) dvc[e] += pr * sdo[r * padded(dvd) + e];
+        for (int64_t e = 0; e < d; ++e) dkc[e] += g * sq[r * padded(d) + e];
+        col_all += g;
+        if (diagonal) { *grc = g; continue; }
+        if (!fpa) continue;
+        if (soft)
+          col_part += g * t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r],
+                                         fk.inv_tau).key;
+        else
+          col_part += t::exact_share(t::path_part(fk.suffix[c].value, between.min.value,
+                                                  fq.prefix[r].value),
+                                     t::PathPart::KeyTile, g);
+      }
+    }
+    if (fpa && diagonal) {  // one row per thread into its own buffer, then column sums
+      __syncthreads();
+      if (c < rows) {
+        A* er = se + c * padded(kTile);
+        for (int l = 0; l < cols; ++l) er[l] = A(0);
+        if (soft) {
+          t::SoftSum<A> z[kTile];
+          t::soft_diagonal_row(fk.phi, c, sg + c * padded(kTile), fk.inv_tau, z, er);
+        } else {
+          t::exact_diagonal_row(fk.phi, c, sg + c * padded(kTile), er);
+        }
+      }
+      __syncthreads();
+      if (active)
+        for (int r = 0; r < rows; ++r) diag += se[r * padded(kTile) + c];
+    }
+    if (fpa && !diagonal)
+      between =
+          t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+  }
+  if (active) {
+    for (int64_t e = 0; e < d; ++e)
+      dk[(bh * n + j0 + c) * d + e] = FromAcc<T>::of(A(p.scale) * dkc[e]);
+    for (int64_t e = 0; e < dvd; ++e) dv[(bh * n + j0 + c) * dvd + e] = FromAcc<T>::of(dvc[e]);
+    s_gate[c] = diag - col_all;
+    s_col_part[c] = col_part;
+  }
+  if (p.mode == Mode::Softmax) return;
+  __syncthreads();
+  if (p.mode == Mode::FpaExact && c == 0)
+    t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
+  A spread = A(0);
+  if (soft && active)
+    spread = t::soft_key_tile_spread_at(c, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
+  __syncthreads();
+  if (active) gate_kv[bh * n + j0 + c] = s_gate[c] + spread;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kTile)
+    dq_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+              const T* __restrict__ v, const Acc<T>* __restrict__ gate,
+              const double* __restrict__ prefix, const Acc<T>* __restrict__ lse,
+              const Acc<T>* __restrict__ delta, const T* __restrict__ dout,
+              T* __restrict__ dq, Acc<T>* __restrict__ gate_q, Acc<T>* __restrict__ to_tiles) {
+  using A = Acc<T>;
+  const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
+  const int ti = blockIdx.x, r = threadIdx.x, tiles = int(tiles_of(p));
+  const int64_t i0 = int64_t(ti) * kTile;
+  const int rows = int(min(int64_t(kTile), n - i0));
+  const bool active = r < rows, fpa = is_fpa(p.mode), soft = p.mode == Mode::FpaStraightThrough;
+  const A inf = t::t_inf(A());
+
+  FPA_DYNAMIC_SMEM(smem);
+  A* sk = reinterpret_cast<A*>(smem);            // kTile x padded(d)
+  A* sv = sk + kTile * padded(d);                // kTile x padded(dv)
+  A* pair = sv + kTile * padded(dvd);            // per key tile J < I (the between part)
+  auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);  // C's weight sum
+  t::SoftSum<A>* tile_soft = pair_soft + tiles;                      // key tile J's
+  int* pair_pos = reinterpret_cast<int*>(tile_soft + tiles);         // C's argmin
+  __shared__ A s_pair_row[kTile], s_row_part[kTile], s_gate[kTile];
+  __shared__ FieldTile<A> fq, fk;
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  if (fpa) load_field(p, gh, ti, fq);
+  A qr[kMaxHeadDim], dor[kMaxHeadDim], dqr[kMaxHeadDim];
+  for (int64_t e = 0; e < d; ++e) {
+    qr[e] = active ? to_acc(q[(bh * n + i0 + r) * d + e]) : A(0);
+    dqr[e] = A(0);
+  }
+  for (int64_t e = 0; e < dvd; ++e)
+    dor[e] = active ? to_acc(dout[(bh * n + i0 + r) * dvd + e]) : A(0);
+  const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
+  const A delta_r = active ? delta[bh * n + i0 + r] : A(0);
+  A row_all = A(0), row_part = A(0);
+  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
+
+  for (int tj = ti; tj >= 0; --tj) {
+    const int64_t j0 = int64_t(tj) * kTile;
+    const int cols = int(min(int64_t(kTile), n - j0));
+    const bool diagonal = tj == ti;
+    __syncthreads();
+    load_rows(k + bh * n * d, j0, cols, d, sk);
+    load_rows(v + bh * n * dvd, j0, cols, dvd, sv);
+    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    __syncthreads();
+    A diag_bias[kTile];
+    if (fpa && diagonal && active) t::fpa_diagonal_row_bias(fk.phi, r, cols, diag_bias);
+    A pair_row = A(0);
+    if (active) {
+      for (int c = 0; c < cols; ++c) {  // keys in order
+        const A s = (diagonal && c > r)
+                        ? -inf
+                        : A(p.scale) * dot(qr, sk + c * padded(d), d) +
+                              bias_at(p, diagonal, F, i0, j0, r, c, fq, fk, between,
+                                      diagonal && fpa ? diag_bias[c] : A(0));
+        const A pr = t::t_exp(s - lse_r);
+        const A g = t::logit_grad(pr, dot(dor, sv + c * padded(dvd), dvd), delta_r);
+        for (int64_t e = 0; e < d; ++e) dqr[e] += g * sk[c * padded(d) + e];
+        row_all += g;
+        if (diagonal || !fpa) continue;
+        if (soft) {
+          const t::SoftShares<A> sh =
+              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
+          row_part += g * sh.query;
+          pair_row += g * sh.between;
+        } else {
+          const t::PathPart w =
+              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+          row_part += t::exact_share(w, t::PathPart::QueryTile, g);
+          pair_row += t::exact_share(w, t::PathPart::Between, g);
+        }
+      }
+    }
+    if (fpa && !diagonal) {
+      s_pair_row[r] = pair_row;
+      __syncthreads();
+      if (r == 0) {  // the pair's sum in thread order
+        A sum = A(0);
+        for (int x = 0; x < rows; ++x) sum += s_pair_row[x];
+        pair[tj] = sum;
+        pair_pos[tj] = between.min.pos;
+        pair_soft[tj] = between.soft;
+        tile_soft[tj] = fk.suffix_soft[0];
+      }
+      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+    }
+  }
+  if (active)
+    for (int64_t e = 0; e < d; ++e)
+      dq[(bh * n + i0 + r) * d + e] = FromAcc<T>::of(A(p.scale) * dqr[e]);
+  if (p.mode == Mode::Softmax) return;
+  if (p.mode == Mode::Fox) {
+    if (active) gate_q[bh * n + i0 + r] = row_all;
+    return;
+  }
+  s_row_part[r] = row_part;
+  s_gate[r] = A(0);
+  __syncthreads();
+  A* to_tiles_row = to_tiles + (bh * tiles + ti) * int64_t(tiles);
+  A spread = A(0);
+  if (p.mode == Mode::FpaExact) {
+    if (r == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
+    if (r == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
+  } else {
+    if (active)
+      spread =
+          t::soft_query_tile_spread_at(r, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
+    for (int kt = r; kt < ti; kt += blockDim.x)
+      to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
+  }
+  __syncthreads();
+  if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
+}
+
+// FPA: position l of tile K gets gate_kv + gate_q + tile K's between total (to its argmin in
+// exact mode, spread by w_l / (tile K's weight sum) in straight-through mode), in double.
+template <class A>
+__global__ void __launch_bounds__(kTile)
+    fpa_finish_kernel(Problem p, const A* __restrict__ gate, const A* __restrict__ gate_kv,
+                      const A* __restrict__ gate_q, const A* __restrict__ to_tiles,
+                      double* __restrict__ dgate) {
+  const int64_t n = p.n, bh = blockIdx.y;
+  const int tk = blockIdx.x, l = threadIdx.x, tiles = int(tiles_of(p));
+  const int64_t l0 = int64_t(tk) * kTile;
+  const int len = int(min(int64_t(kTile), n - l0));
+  __shared__ FieldTile<A> f;
+  __shared__ double s_total, s_out[kTile];
+  load_field(p, gate + bh * n, tk, f);
+  if (l == 0) s_total = t::between_total(to_tiles + bh * int64_t(tiles) * tiles, tiles, tk);
+  if (l < len) s_out[l] = double(gate_kv[bh * n + l0 + l]) + double(gate_q[bh * n + l0 + l]);
+  __syncthreads();
+  if (p.mode == Mode::FpaExact) {
+    if (l == 0) s_out[f.suffix[0].pos - l0] += s_total;
+  } else if (l < len) {
+    s_out[l] += t::soft_between_finish_at(f.phi[l], f.suffix_soft[0], s_total, f.inv_tau);
+  }
+  __syncthreads();
+  if (l < len) dgate[bh * n + l0 + l] = s_out[l];
+}
+
+// FoX: dF = gate_kv + gate_q, then d log f = the reverse cumulative sum; one thread per head.
+template <class A>
+__global__ void fox_finish_kernel(Problem p, const A* __restrict__ gate_kv,
+                                  const A* __restrict__ gate_q, double* __restrict__ dgate) {
+  const int64_t h = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, n = p.n;
+  if (h >= p.batch * p.heads) return;
+  for (int64_t l = 0; l < n; ++l)
+    dgate[h * n + l] = double(gate_kv[h * n + l]) + double(gate_q[h * n + l]);
+  t::fox_log_gate_grad(dgate + h * n, n);
+}
+
+// The two tile passes (dK/dV, then dQ) on the scalar kernels; tiled_backward_wmma.cuh has the
+// tensor-core ones. The launcher below runs the rest (FoX's prefix, delta, the finish step).
+struct ScalarPasses {
+  template <class T>
+  static int run(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
+                 const double* prefix, const Acc<T>* lse, const Acc<T>* delta, const T* dout,
+                 T* dq, T* dk, T* dv, Acc<T>* gate_kv, Acc<T>* gate_q, Acc<T>* to_tiles,
+                 cudaStream_t s) {
+    using A = Acc<T>;
+    const unsigned tiles = unsigned(tiles_of(p));
+    const dim3 grid(tiles, unsigned(p.batch * p.heads));
+    const size_t smem_kv = sizeof(A) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
+    if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem_kv)) return e;
+    FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem_kv, s, p, q, k, v, gate, prefix, lse, delta,
+               dout, dk, dv, gate_kv);
+    if (int e = FPA_LAST_STATUS()) return e;
+    const size_t smem_q = sizeof(A) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
+                          sizeof(int) * tiles;
+    if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem_q)) return e;
+    FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout,
+               dq, gate_q, to_tiles);
+    return FPA_LAST_STATUS();
+  }
+};
+
+template <class T, class Passes = ScalarPasses>
+int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
+                    const T* out, const Acc<T>* lse, const T* dout, T* dq, T* dk, T* dv,
+                    double* dgate, void* workspace, cudaStream_t s) {
+  using A = Acc<T>;
+  const BackwardWorkspace w(p);
+  auto* base = static_cast<unsigned char*>(workspace);
+  double* prefix = p.mode == Mode::Fox ? reinterpret_cast<double*>(base + w.prefix) : nullptr;
+  A* delta = reinterpret_cast<A*>(base + w.delta);
+  A* gate_kv = reinterpret_cast<A*>(base + w.gate_kv);
+  A* gate_q = reinterpret_cast<A*>(base + w.gate_q);
+  A* to_tiles = reinterpret_cast<A*>(base + w.to_tiles);
+  const int64_t heads = p.batch * p.heads, positions = heads * p.n;
+  const unsigned tiles = unsigned(tiles_of(p));
+
+  if (prefix) {
+    FPA_LAUNCH(fox_prefix_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix, heads,
+               p.n);
+    if (int e = FPA_LAST_STATUS()) return e;
+  }
+  FPA_LAUNCH(delta_kernel<T>, unsigned((positions + 255) / 256), 256, 0, s, p, out, dout,
+             delta);
+  if (int e = FPA_LAST_STATUS()) return e;
+
+  if (int e = Passes::template run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
+                                      gate_kv, gate_q, to_tiles, s))
+    return e;
+
+  const dim3 grid(tiles, unsigned(heads));
+  if (is_fpa(p.mode)) {
+    FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, gate, gate_kv, gate_q, to_tiles, dgate);
+  } else if (p.mode == Mode::Fox) {
+    FPA_LAUNCH(fox_finish_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, p, gate_kv, gate_q,
+               dgate);
+  }
+  return FPA_LAST_STATUS();
+}
+
+}  // namespace fpa::cuda::tiled::detail

@@ -1,0 +1,387 @@
+// The backward's two tile passes on tensor cores (WMMA 16 x 16 x 16, bf16 / fp16 inputs, fp32
+// accumulation), in place of tiled_backward.cuh's scalar dkdv_kernel and dq_kernel; the same
+// blocks, tile order and tile functions. Per tile pair, 4 warps compute S = Q K^T and
+// dP = dO V^T (16 query rows each) into shared memory (fp32); then threads apply, element by
+// element in the scalar kernels' order, the bias, p_ij = exp(s_ij - lse_i) and
+// g_ij = p_ij (dp_ij - delta_i), with every gate reduction of the scalar kernels (fp32 g); p and g
+// rounded to the input type feed the products dV += P^T dO, dK += dS^T Q (dK/dV pass: 16 keys
+// per warp) and dQ += dS K (dQ pass: 16 queries per warp), whose accumulators stay in shared
+// memory. Layout and alignment as tiled_forward_wmma.cuh.
+#pragma once
+
+#include "kernels/cuda/tiled_backward.cuh"
+#include "kernels/cuda/tiled_forward_wmma.cuh"
+
+#include <type_traits>
+
+namespace fpa::cuda::tiled::detail {
+
+// out (16-row block `warp` of a kTile x kTile fp32 tile, leading dimension ld32(kTile)) =
+// a (kTile x width, rows of the warp) times b^T (kTile x width): the logits or dP of a tile pair.
+template <class T>
+__device__ void wmma_abt(const T* a, const T* b, int64_t width, int warp, float* out) {
+  for (int cb = 0; cb < kTile / 16; ++cb) {
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    for (int kk = 0; kk < width / 16; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
+      wmma::load_matrix_sync(fa, a + warp * 16 * ld16(width) + kk * 16, ld16(width));
+      wmma::load_matrix_sync(fb, b + cb * 16 * ld16(width) + kk * 16, ld16(width));
+      wmma::mma_sync(acc, fa, fb, acc);
+    }
+    wmma::store_matrix_sync(out + warp * 16 * ld32(kTile) + cb * 16, acc, ld32(kTile),
+                            wmma::mem_row_major);
+  }
+}
+
+// acc (kTile x width fp32, rows of the warp, leading dimension ld32(width)) +=
+// op(x) y with x a kTile x kTile tile (ld16(kTile)), op(x) = x^T when transpose, and y
+// kTile x width (ld16(width)).
+template <class T, bool transpose>
+__device__ void wmma_accumulate(const T* x, const T* y, int64_t width, int warp, float* acc_tile) {
+  using LayoutA = typename std::conditional<transpose, wmma::col_major, wmma::row_major>::type;
+  for (int db = 0; db < width / 16; ++db) {
+    float* o = acc_tile + warp * 16 * ld32(width) + db * 16;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::load_matrix_sync(acc, o, ld32(width), wmma::mem_row_major);
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LayoutA> fa;
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
+      // x^T's block (warp, kk) is x's block (kk, warp), read column-major.
+      const T* xa = transpose ? x + kk * 16 * ld16(kTile) + warp * 16
+                              : x + warp * 16 * ld16(kTile) + kk * 16;
+      wmma::load_matrix_sync(fa, xa, ld16(kTile));
+      wmma::load_matrix_sync(fb, y + kk * 16 * ld16(width) + db * 16, ld16(width));
+      wmma::mma_sync(acc, fa, fb, acc);
+    }
+    wmma::store_matrix_sync(o, acc, ld32(width), wmma::mem_row_major);
+  }
+}
+
+// The logits of a tile pair, in place: ss[r][c] = scale * ss[r][c] + b_ij (row r per thread,
+// tile_bias.h), -inf where masked, past the sequence, or past the key tile.
+template <class A>
+__device__ void logits_in_place(const Problem& p, bool diagonal, const double* F, int64_t i0,
+                                int64_t j0, int rows, int cols, const FieldTile<A>& fq,
+                                const FieldTile<A>& fk, const t::Between<A>& between, float* ss) {
+  const int r = threadIdx.x;
+  if (r >= kTile) return;
+  float* sr = ss + r * ld32(kTile);
+  const A inf = t::t_inf(A());
+  A diag_bias[kTile];
+  if (is_fpa(p.mode) && diagonal && r < rows) t::fpa_diagonal_row_bias(fk.phi, r, cols, diag_bias);
+  for (int c = 0; c < kTile; ++c) {
+    if (r >= rows || c >= cols || (diagonal && c > r)) { sr[c] = -inf; continue; }
+    sr[c] = A(p.scale) * sr[c] +
+            bias_at(p, diagonal, F, i0, j0, r, c, fq, fk, between,
+                    is_fpa(p.mode) && diagonal ? diag_bias[c] : A(0));
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kWmmaThreads)
+    dkdv_wmma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+                     const T* __restrict__ v, const float* __restrict__ gate,
+                     const double* __restrict__ prefix, const float* __restrict__ lse,
+                     const float* __restrict__ delta, const T* __restrict__ dout,
+                     T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv) {
+  using A = float;
+  const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
+  const int tj = blockIdx.x, tid = threadIdx.x, warp = tid / 32, c = tid;
+  const int tiles = int(tiles_of(p));
+  const int64_t j0 = int64_t(tj) * kTile;
+  const int cols = int(min(int64_t(kTile), n - j0));
+  const bool col_thread = tid < kTile, active = tid < cols, fpa = is_fpa(p.mode);
+  const bool soft = p.mode == Mode::FpaStraightThrough;
+
+  FPA_DYNAMIC_SMEM(smem);
+  T* sk = reinterpret_cast<T*>(smem);     // kTile x ld16(d)
+  T* sv = sk + kTile * ld16(d);           // kTile x ld16(dv)
+  T* sq = sv + kTile * ld16(dvd);         // kTile x ld16(d)
+  T* sdo = sq + kTile * ld16(d);          // kTile x ld16(dv)
+  T* sp = sdo + kTile * ld16(dvd);        // kTile x ld16(kTile): p in T
+  T* sds = sp + kTile * ld16(kTile);      // kTile x ld16(kTile): g in T
+  float* ss = reinterpret_cast<float*>(sds + kTile * ld16(kTile));  // logits, then g (fp32)
+  float* sdp = ss + kTile * ld32(kTile);  // dP, then the diagonal's per-row buffers
+  float* sdk = sdp + kTile * ld32(kTile);  // kTile x ld32(d): dK of the key tile
+  float* sdv = sdk + kTile * ld32(d);      // kTile x ld32(dv): dV
+  __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile];
+  __shared__ FieldTile<A> fq, fk;
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  load_tile(k + bh * n * d, j0, cols, d, ld16(d), sk);
+  load_tile(v + bh * n * dvd, j0, cols, dvd, ld16(dvd), sv);
+  for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdk[e] = 0.0f;
+  for (int e = tid; e < kTile * ld32(dvd); e += blockDim.x) sdv[e] = 0.0f;
+  if (fpa) load_field(p, gh, tj, fk);
+  A col_all = A(0), col_part = A(0), diag = A(0);
+  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
+
+  for (int ti = tj; ti < tiles; ++ti) {
+    const int64_t i0 = int64_t(ti) * kTile;
+    const int rows = int(min(int64_t(kTile), n - i0));
+    const bool diagonal = ti == tj;
+    __syncthreads();
+    load_tile(q + bh * n * d, i0, rows, d, ld16(d), sq);
+    load_tile(dout + bh * n * dvd, i0, rows, dvd, ld16(dvd), sdo);
+    if (tid < kTile) {
+      s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
+      s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
+    }
+    if (fpa) load_field(p, gh, ti, fq);  // synchronises
+    __syncthreads();
+    wmma_abt(sq, sk, d, warp, ss);     // S = Q K^T
+    wmma_abt(sdo, sv, dvd, warp, sdp);  // dP = dO V^T
+    __syncthreads();
+    logits_in_place(p, diagonal, F, i0, j0, rows, cols, fq, fk, between, ss);
+    __syncthreads();
+    if (col_thread) {  // one key per thread, queries in order
+      for (int r = 0; r < kTile; ++r) {
+        float* src = ss + r * ld32(kTile) + c;
+        if (!active || r >= rows) {
+          sp[r * ld16(kTile) + c] = FromAcc<T>::of(0.0f);
+          sds[r * ld16(kTile) + c] = FromAcc<T>::of(0.0f);
+          *src = 0.0f;
+          continue;
+        }
+        const A pr = t::t_exp(*src - s_lse[r]);
+        const A g = t::logit_grad(pr, A(sdp[r * ld32(kTile) + c]), s_delta[r]);
+        sp[r * ld16(kTile) + c] = FromAcc<T>::of(pr);
+        sds[r * ld16(kTile) + c] = FromAcc<T>::of(g);
+        *src = g;
+        col_all += g;
+        if (diagonal || !fpa) continue;
+        if (soft)
+          col_part += g * t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r],
+                                         fk.inv_tau).key;
+        else
+          col_part += t::exact_share(t::path_part(fk.suffix[c].value, between.min.value,
+                                                  fq.prefix[r].value),
+                                     t::PathPart::KeyTile, g);
+      }
+    }
+    __syncthreads();
+    if (fpa && diagonal) {  // one row per thread into its own buffer (sdp), then column sums
+      if (tid < rows) {
+        float* er = sdp + tid * ld32(kTile);
+        for (int l = 0; l < cols; ++l) er[l] = 0.0f;
+        if (soft) {
+          t::SoftSum<A> z[kTile];
+          t::soft_diagonal_row(fk.phi, tid, ss + tid * ld32(kTile), fk.inv_tau, z, er);
+        } else {
+          t::exact_diagonal_row(fk.phi, tid, ss + tid * ld32(kTile), er);
+        }
+      }
+      __syncthreads();
+      if (active)
+        for (int r = 0; r < rows; ++r) diag += sdp[r * ld32(kTile) + c];
+    }
+    wmma_accumulate<T, true>(sp, sdo, dvd, warp, sdv);  // dV += P^T dO
+    wmma_accumulate<T, true>(sds, sq, d, warp, sdk);    // dK += dS^T Q
+    if (fpa && !diagonal)
+      between =
+          t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+  }
+  __syncthreads();
+  if (active) {
+    for (int64_t e = 0; e < d; ++e)
+      dk[(bh * n + j0 + c) * d + e] = FromAcc<T>::of(A(p.scale) * sdk[c * ld32(d) + e]);
+    for (int64_t e = 0; e < dvd; ++e)
+      dv[(bh * n + j0 + c) * dvd + e] = FromAcc<T>::of(sdv[c * ld32(dvd) + e]);
+    s_gate[c] = diag - col_all;
+    s_col_part[c] = col_part;
+  }
+  if (p.mode == Mode::Softmax) return;
+  __syncthreads();
+  if (p.mode == Mode::FpaExact && tid == 0)
+    t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
+  A spread = A(0);
+  if (soft && active)
+    spread = t::soft_key_tile_spread_at(c, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
+  __syncthreads();
+  if (active) gate_kv[bh * n + j0 + c] = s_gate[c] + spread;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kWmmaThreads)
+    dq_wmma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+                   const T* __restrict__ v, const float* __restrict__ gate,
+                   const double* __restrict__ prefix, const float* __restrict__ lse,
+                   const float* __restrict__ delta, const T* __restrict__ dout,
+                   T* __restrict__ dq, float* __restrict__ gate_q, float* __restrict__ to_tiles) {
+  using A = float;
+  const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
+  const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, r = tid;
+  const int tiles = int(tiles_of(p));
+  const int64_t i0 = int64_t(ti) * kTile;
+  const int rows = int(min(int64_t(kTile), n - i0));
+  const bool row_thread = tid < kTile, active = tid < rows, fpa = is_fpa(p.mode);
+  const bool soft = p.mode == Mode::FpaStraightThrough;
+
+  FPA_DYNAMIC_SMEM(smem);
+  T* sq = reinterpret_cast<T*>(smem);     // kTile x ld16(d)
+  T* sdo = sq + kTile * ld16(d);          // kTile x ld16(dv)
+  T* sk = sdo + kTile * ld16(dvd);        // kTile x ld16(d)
+  T* sv = sk + kTile * ld16(d);           // kTile x ld16(dv)
+  T* sds = sv + kTile * ld16(dvd);        // kTile x ld16(kTile): g in T
+  float* ss = reinterpret_cast<float*>(sds + kTile * ld16(kTile));  // logits
+  float* sdp = ss + kTile * ld32(kTile);  // dP
+  float* sdq = sdp + kTile * ld32(kTile);  // kTile x ld32(d): dQ of the query tile
+  A* pair = sdq + kTile * ld32(d);         // per key tile J < I (the between part)
+  auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);  // C's weight sum
+  t::SoftSum<A>* tile_soft = pair_soft + tiles;                      // key tile J's
+  int* pair_pos = reinterpret_cast<int*>(tile_soft + tiles);         // C's argmin
+  __shared__ A s_pair_row[kTile], s_row_part[kTile], s_gate[kTile];
+  __shared__ FieldTile<A> fq, fk;
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  load_tile(q + bh * n * d, i0, rows, d, ld16(d), sq);
+  load_tile(dout + bh * n * dvd, i0, rows, dvd, ld16(dvd), sdo);
+  for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdq[e] = 0.0f;
+  if (fpa) load_field(p, gh, ti, fq);
+  const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
+  const A delta_r = active ? delta[bh * n + i0 + r] : A(0);
+  A row_all = A(0), row_part = A(0);
+  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
+
+  for (int tj = ti; tj >= 0; --tj) {
+    const int64_t j0 = int64_t(tj) * kTile;
+    const int cols = int(min(int64_t(kTile), n - j0));
+    const bool diagonal = tj == ti;
+    __syncthreads();
+    load_tile(k + bh * n * d, j0, cols, d, ld16(d), sk);
+    load_tile(v + bh * n * dvd, j0, cols, dvd, ld16(dvd), sv);
+    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    __syncthreads();
+    wmma_abt(sq, sk, d, warp, ss);     // S = Q K^T
+    wmma_abt(sdo, sv, dvd, warp, sdp);  // dP = dO V^T
+    __syncthreads();
+    logits_in_place(p, diagonal, F, i0, j0, rows, cols, fq, fk, between, ss);
+    A pair_row = A(0);
+    if (row_thread) {  // one query per thread, keys in order
+      for (int c = 0; c < kTile; ++c) {
+        if (!active || c >= cols) {
+          sds[r * ld16(kTile) + c] = FromAcc<T>::of(0.0f);
+          continue;
+        }
+        const A pr = t::t_exp(A(ss[r * ld32(kTile) + c]) - lse_r);
+        const A g = t::logit_grad(pr, A(sdp[r * ld32(kTile) + c]), delta_r);
+        sds[r * ld16(kTile) + c] = FromAcc<T>::of(g);
+        row_all += g;
+        if (diagonal || !fpa) continue;
+        if (soft) {
+          const t::SoftShares<A> sh =
+              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
+          row_part += g * sh.query;
+          pair_row += g * sh.between;
+        } else {
+          const t::PathPart w =
+              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+          row_part += t::exact_share(w, t::PathPart::QueryTile, g);
+          pair_row += t::exact_share(w, t::PathPart::Between, g);
+        }
+      }
+    }
+    if (fpa && !diagonal) {
+      if (row_thread) s_pair_row[r] = pair_row;
+      __syncthreads();
+      if (tid == 0) {  // the pair's sum in thread order
+        A sum = A(0);
+        for (int x = 0; x < rows; ++x) sum += s_pair_row[x];
+        pair[tj] = sum;
+        pair_pos[tj] = between.min.pos;
+        pair_soft[tj] = between.soft;
+        tile_soft[tj] = fk.suffix_soft[0];
+      }
+      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+    }
+    __syncthreads();
+    wmma_accumulate<T, false>(sds, sk, d, warp, sdq);  // dQ += dS K
+  }
+  __syncthreads();
+  if (active)
+    for (int64_t e = 0; e < d; ++e)
+      dq[(bh * n + i0 + r) * d + e] = FromAcc<T>::of(A(p.scale) * sdq[r * ld32(d) + e]);
+  if (p.mode == Mode::Softmax) return;
+  if (p.mode == Mode::Fox) {
+    if (active) gate_q[bh * n + i0 + r] = row_all;
+    return;
+  }
+  if (row_thread) {
+    s_row_part[r] = row_part;
+    s_gate[r] = A(0);
+  }
+  __syncthreads();
+  A* to_tiles_row = to_tiles + (bh * tiles + ti) * int64_t(tiles);
+  A spread = A(0);
+  if (p.mode == Mode::FpaExact) {
+    if (tid == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
+    if (tid == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
+  } else {
+    if (active)
+      spread =
+          t::soft_query_tile_spread_at(r, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
+    for (int kt = tid; kt < ti; kt += blockDim.x)
+      to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
+  }
+  __syncthreads();
+  if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
+}
+
+// launch_backward<T, WmmaPasses> runs these in place of the scalar passes (bf16 / fp16 inputs,
+// D and Dv multiples of 16). A pass whose shared memory the device cannot give (dK/dV at
+// D = 128 on sm_80) runs on the scalar kernel instead: the passes are independent.
+struct WmmaPasses {
+  template <class T> static size_t dkdv_smem(const Problem& p) {
+    const size_t tiles16 = size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + 2 * ld16(kTile));
+    return sizeof(T) * tiles16 +
+           sizeof(float) * kTile * (2 * ld32(kTile) + ld32(p.d) + ld32(p.dv));
+  }
+  template <class T> static size_t dq_smem(const Problem& p) {
+    const size_t tiles = size_t(tiles_of(p));
+    return sizeof(T) * size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + ld16(kTile)) +
+           sizeof(float) * (kTile * (2 * ld32(kTile) + ld32(p.d)) + 5 * tiles) +
+           sizeof(int) * tiles;
+  }
+  // Static shared memory of the kernels (field tiles, per-row arrays), with a margin.
+  static constexpr size_t kStaticSmem = 8 * 1024;
+
+  template <class T>
+  static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
+                 const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
+                 T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles, cudaStream_t s) {
+    const unsigned tiles = unsigned(tiles_of(p));
+    const dim3 grid(tiles, unsigned(p.batch * p.heads));
+    const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
+    const size_t smem_kv = dkdv_smem<T>(p), smem_q = dq_smem<T>(p);
+    if (smem_kv + kStaticSmem <= max_smem) {
+      if (int e = FPA_ALLOW_SMEM(dkdv_wmma_kernel<T>, smem_kv)) return e;
+      FPA_LAUNCH(dkdv_wmma_kernel<T>, grid, kWmmaThreads, smem_kv, s, p, q, k, v, gate, prefix,
+                 lse, delta, dout, dk, dv, gate_kv);
+    } else {
+      const size_t smem = sizeof(float) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
+      if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem)) return e;
+      FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
+                 dk, dv, gate_kv);
+    }
+    if (int e = FPA_LAST_STATUS()) return e;
+    if (smem_q + kStaticSmem <= max_smem) {
+      if (int e = FPA_ALLOW_SMEM(dq_wmma_kernel<T>, smem_q)) return e;
+      FPA_LAUNCH(dq_wmma_kernel<T>, grid, kWmmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse,
+                 delta, dout, dq, gate_q, to_tiles);
+    } else {
+      const size_t smem =
+          sizeof(float) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
+          sizeof(int) * tiles;
+      if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem)) return e;
+      FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
+                 dq, gate_q, to_tiles);
+    }
+    return FPA_LAST_STATUS();
+  }
+};
+
+}  // namespace fpa::cuda::tiled::detail

@@ -1,0 +1,157 @@
+// What the tiled forward and backward kernels share: the platform macros, input conversions,
+// the field tile in shared memory (the same scans as tests/tile_simulation.h's load_field),
+// FoX's prefix sums, the workspace layout and the argument check.
+//
+// Platform: compiled by nvcc, the kernels run on the GPU. Compiled by g++ with
+// FPA_CUDA_EMULATION defined (tests/cuda_emulation.h, included first), the same kernel source
+// runs on the CPU, every block's threads as fibers meeting at __syncthreads: that is how
+// test_tiled_emulated runs these kernels on a machine without a GPU. The kernels use only
+// threadIdx, blockIdx, blockDim, __syncthreads, __shared__ (static in the emulation, where
+// blocks run one at a time), FPA_DYNAMIC_SMEM and, in the launchers, FPA_LAUNCH,
+// FPA_ALLOW_SMEM and FPA_LAST_STATUS.
+#pragma once
+
+#include "kernels/cuda/tile_algorithm.h"
+#include "kernels/cuda/tiled_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#if !defined(FPA_CUDA_EMULATION)
+// 128-byte aligned: the tensor-core kernel's fragments need 32-byte aligned tiles.
+#define FPA_DYNAMIC_SMEM(name) extern __shared__ __align__(128) unsigned char name[]
+#define FPA_LAUNCH(kernel, grid, block, smem, stream, ...) \
+  kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+// Shared memory above 48 KB must be requested per kernel.
+#define FPA_ALLOW_SMEM(kernel, bytes)                                                        \
+  ((bytes) <= 48 * 1024 ? 0                                                                 \
+                        : int(cudaFuncSetAttribute(kernel,                                  \
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                                   int(bytes))))
+#define FPA_LAST_STATUS() int(cudaGetLastError())
+// The most dynamic shared memory a block of the current device may ask for.
+inline size_t fpa_max_dynamic_smem() {
+  int device = 0, bytes = 48 * 1024;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  return size_t(bytes);
+}
+#define FPA_MAX_DYNAMIC_SMEM() fpa_max_dynamic_smem()
+#endif
+
+namespace fpa::cuda::tiled {
+
+namespace t = fpa::tiles;
+using t::kTile;
+
+// ---- conversions between the input type and the accumulator type -----------------------------
+__device__ inline float to_acc(float x) { return x; }
+__device__ inline double to_acc(double x) { return x; }
+__device__ inline float to_acc(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ inline float to_acc(__half x) { return __half2float(x); }
+
+template <class T> struct FromAcc;
+template <> struct FromAcc<float> { __device__ static float of(float x) { return x; } };
+template <> struct FromAcc<double> { __device__ static double of(double x) { return x; } };
+template <> struct FromAcc<__nv_bfloat16> {
+  __device__ static __nv_bfloat16 of(float x) { return __float2bfloat16(x); }
+};
+template <> struct FromAcc<__half> {
+  __device__ static __half of(float x) { return __float2half(x); }
+};
+
+template <class T> using Acc = typename t::AccOf<T>::type;
+
+__host__ __device__ inline bool is_fpa(Mode m) {
+  return m == Mode::FpaExact || m == Mode::FpaStraightThrough;
+}
+
+// Rows of a tile in shared memory are padded by one element: a thread per row reading column e
+// of its own row then hits a different bank than its neighbours.
+__host__ __device__ inline int padded(int64_t width) { return int(width) + 1; }
+
+// Copies rows [l0, l0 + len) of a (N, width) head into a padded tile, converting to A.
+template <class T, class A>
+__device__ void load_rows(const T* src, int64_t l0, int len, int64_t width, A* dst) {
+  for (int64_t e = threadIdx.x; e < len * width; e += blockDim.x)
+    dst[(e / width) * padded(width) + e % width] = to_acc(src[l0 * width + e]);
+}
+
+// The field of one tile and its scans (tile_bias.h), as tests/tile_simulation.h's FieldTile.
+template <class A> struct FieldTile {
+  A phi[kTile], inv_tau;
+  t::MinAt<A> suffix[kTile], prefix[kTile];
+  t::SoftSum<A> suffix_soft[kTile], prefix_soft[kTile];
+};
+
+// Called by every thread of the block (it synchronises). gate: this head's field.
+template <class A>
+__device__ void load_field(const Problem& p, const A* gate, int tile, FieldTile<A>& f) {
+  const int64_t l0 = int64_t(tile) * kTile;
+  const int len = int(min(int64_t(kTile), p.n - l0));
+  const bool soft = p.mode == Mode::FpaStraightThrough;
+  __syncthreads();  // the previous tile's readers are done
+  for (int c = threadIdx.x; c < len; c += blockDim.x) f.phi[c] = gate[l0 + c];
+  if (threadIdx.x == 0) f.inv_tau = A(1.0 / p.tau);
+  __syncthreads();
+  // Four independent scans, one thread each.
+  if (threadIdx.x == 0) t::key_tile_suffix_min(f.phi, int(l0), len, f.suffix);
+  if (threadIdx.x == 1) t::query_tile_prefix_min(f.phi, int(l0), len, f.prefix);
+  if (threadIdx.x == 2) {
+    if (soft) t::key_tile_suffix_soft_sum(f.phi, len, f.inv_tau, f.suffix_soft);
+    else for (int c = 0; c < len; ++c) f.suffix_soft[c] = t::empty_soft_sum<A>();
+  }
+  if (threadIdx.x == 3) {
+    if (soft) t::query_tile_prefix_soft_sum(f.phi, len, f.inv_tau, f.prefix_soft);
+    else for (int c = 0; c < len; ++c) f.prefix_soft[c] = t::empty_soft_sum<A>();
+  }
+  __syncthreads();
+}
+
+// As tests/tile_simulation.h: products summed in index order.
+template <class A> __device__ A dot(const A* a, const A* b, int64_t len) {
+  A s = A(0);
+  for (int64_t e = 0; e < len; ++e) s += a[e] * b[e];
+  return s;
+}
+
+// FoX: F = cumsum(log f) per head, in double; one thread per head.
+template <class A>
+__global__ void fox_prefix_kernel(const A* gate, double* prefix, int64_t heads, int64_t n) {
+  const int64_t h = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (h >= heads) return;
+  double s = 0;
+  for (int64_t l = 0; l < n; ++l) prefix[h * n + l] = s += double(gate[h * n + l]);
+}
+
+// ---- workspace -------------------------------------------------------------------------------
+inline size_t align_up(size_t b) { return (b + 255) / 256 * 256; }
+inline size_t acc_bytes(const Problem& p) {
+  return p.dtype == DType::Float64 ? sizeof(double) : sizeof(float);
+}
+__host__ __device__ inline int64_t tiles_of(const Problem& p) { return (p.n + kTile - 1) / kTile; }
+
+// Backward: FoX's prefix (doubles), then delta, gate_kv, gate_q (per position) and the T x T
+// between buffer per head, in the accumulator type.
+struct BackwardWorkspace {
+  size_t prefix, delta, gate_kv, gate_q, to_tiles, total;
+  explicit BackwardWorkspace(const Problem& p) {
+    const size_t positions = size_t(p.batch * p.heads * p.n);
+    const size_t t2 = size_t(p.batch * p.heads * tiles_of(p) * tiles_of(p));
+    prefix = 0;
+    delta = align_up(positions * sizeof(double));
+    gate_kv = delta + align_up(positions * acc_bytes(p));
+    gate_q = gate_kv + align_up(positions * acc_bytes(p));
+    to_tiles = gate_q + align_up(positions * acc_bytes(p));
+    total = to_tiles + align_up(t2 * acc_bytes(p));
+  }
+};
+
+inline bool valid(const Problem& p) {
+  return p.n >= 0 && p.d >= 1 && p.d <= kMaxHeadDim && p.dv >= 1 && p.dv <= kMaxHeadDim &&
+         p.batch >= 0 && p.heads >= 0 && p.batch * p.heads <= 65535 && p.scale >= 0 &&
+         (p.mode != Mode::FpaStraightThrough || p.tau > 0);
+}
+
+}  // namespace fpa::cuda::tiled

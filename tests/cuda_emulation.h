@@ -1,0 +1,250 @@
+// Runs CUDA kernel source on the CPU, for a machine without a GPU: include this first, then the
+// kernels' headers (kernels/cuda/tiled_forward.cuh, tiled_backward.cuh), all compiled by g++.
+//
+// The execution model emulated: a launch runs its blocks one after another; a block runs its
+// threads as fibers (ucontext, one OS thread) that each run until they reach __syncthreads, and
+// continue only when every thread of the block has reached it, so a thread reads what the others
+// wrote before the barrier, as on the GPU. __shared__ variables are static (one copy, used by one
+// block at a time); dynamic shared memory is a fresh zeroed buffer per block. Memory is host
+// memory: the "device pointers" the launchers take are ordinary pointers.
+//
+// What it checks: indexing, the tile order, the barriers (a block whose threads do not all reach
+// the same barriers is reported and aborts, where a GPU would hang or misbehave) and the
+// arithmetic of the kernel source itself. What it cannot: warp-level behaviour, timing, races
+// between threads of a block (fibers run in a fixed order, so a missing barrier between a write
+// and another thread's read can go unseen), and nvcc's code generation (FMA contraction).
+#pragma once
+
+#define FPA_CUDA_EMULATION 1
+
+// Before the CUDA headers, which define these as nothing for a host compiler unless defined.
+#define __global__
+#define __device__
+#define __host__
+#define __shared__ static
+#define __launch_bounds__(...)
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>  // dim3, uint3, cudaStream_t (types only; nothing of it is called)
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <vector>
+
+using std::max;  // CUDA's device min/max overloads
+using std::min;
+
+namespace fpa_emu {
+
+inline uint3 thread_idx{0, 0, 0};
+inline uint3 block_idx{0, 0, 0};
+inline dim3 block_dim{1, 1, 1};
+inline std::vector<unsigned char>* dynamic_smem = nullptr;
+inline size_t max_dynamic_smem = 227 * 1024;  // sm_90's; a test may lower it (sm_80: 163 KB)
+
+// The fibers of one block and their scheduler.
+struct Block {
+  enum State { Running, AtBarrier, Done };
+  ucontext_t scheduler;
+  std::vector<ucontext_t> fibers;
+  std::vector<State> state;
+  int current = 0;
+};
+
+// Fiber stacks, allocated once and reused by every block (allocating and touching 64 fresh
+// stacks per block made the test spend most of its time in the kernel, faulting pages in).
+constexpr size_t kFiberStack = 256 * 1024;
+inline char* fiber_stack(unsigned t) {
+  static std::vector<std::unique_ptr<char[]>> stacks;
+  while (stacks.size() <= t) stacks.emplace_back(new char[kFiberStack]);
+  return stacks[t].get();
+}
+inline Block* block = nullptr;
+
+// __syncthreads: back to the scheduler until every thread of the block is here.
+inline void sync_threads() {
+  block->state[block->current] = Block::AtBarrier;
+  swapcontext(&block->fibers[block->current], &block->scheduler);
+}
+
+inline std::function<void()>* fiber_body = nullptr;
+inline void fiber_entry() {
+  (*fiber_body)();
+  block->state[block->current] = Block::Done;  // uc_link returns to the scheduler
+}
+
+// Runs one block: every thread to its next barrier, then all of them on, until all are done.
+inline void run_block(unsigned threads, std::function<void()>& body) {
+  Block b;
+  b.fibers.resize(threads);
+  b.state.assign(threads, Block::Running);
+  block = &b;
+  fiber_body = &body;
+  for (unsigned t = 0; t < threads; ++t) {
+    getcontext(&b.fibers[t]);
+    b.fibers[t].uc_stack.ss_sp = fiber_stack(t);
+    b.fibers[t].uc_stack.ss_size = kFiberStack;
+    b.fibers[t].uc_link = &b.scheduler;
+    makecontext(&b.fibers[t], fiber_entry, 0);
+  }
+  for (;;) {
+    for (unsigned t = 0; t < threads; ++t) {
+      if (b.state[t] != Block::Running) continue;
+      b.current = int(t);
+      thread_idx = uint3{t % block_dim.x, (t / block_dim.x) % block_dim.y,
+                         t / (block_dim.x * block_dim.y)};
+      swapcontext(&b.scheduler, &b.fibers[t]);
+    }
+    const auto waiting = std::count(b.state.begin(), b.state.end(), Block::AtBarrier);
+    if (waiting == 0) break;  // all done
+    if (waiting != int(threads)) {
+      std::fprintf(stderr, "cuda emulation: block (%u,%u): %ld threads at a barrier, the others "
+                   "returned\n", block_idx.x, block_idx.y, long(waiting));
+      std::abort();
+    }
+    std::fill(b.state.begin(), b.state.end(), Block::Running);
+  }
+  block = nullptr;
+}
+
+inline dim3 as_dim3(dim3 d) { return d; }
+inline dim3 as_dim3(unsigned x) { return dim3(x); }
+inline dim3 as_dim3(int x) { return dim3(unsigned(x)); }
+
+template <class Kernel, class... Args>
+void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... args) {
+  block_dim = block_shape;
+  const unsigned threads = block_shape.x * block_shape.y * block_shape.z;
+  std::vector<unsigned char> buffer;
+  dynamic_smem = &buffer;
+  std::function<void()> body = [&] { kernel(args...); };
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        block_idx = uint3{x, y, z};
+        buffer.assign(smem + 128, 0);
+        run_block(threads, body);
+      }
+}
+
+inline unsigned char* aligned_smem() {
+  auto p = reinterpret_cast<uintptr_t>(dynamic_smem->data());
+  return reinterpret_cast<unsigned char*>((p + 127) / 128 * 128);
+}
+
+}  // namespace fpa_emu
+
+
+// ---- nvcuda::wmma, 16 x 16 x 16 ---------------------------------------------------------------
+// A warp's fragment is spread over its 32 threads on a GPU, in a layout the API leaves open; here
+// the warp's last thread (lane 31) holds the whole 16 x 16 tile (x[i * 16 + j]), computes the
+// whole product and does the warp's store; the other lanes only check the arguments (their
+// fragments mean nothing: the kernels never read a fragment's elements). The warp's threads run
+// one after another between barriers, lane 31 last, so its store follows every lane's loads:
+// right for the kernels' pattern (each tile loaded, then stored, once between two
+// __syncthreads), not for a tile read again after the store without a barrier. The API's
+// preconditions are checked: 32-byte aligned pointers, ldm a multiple of 16 bytes.
+namespace nvcuda::wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+  static_assert(M == 16 && N == 16 && K == 16, "the emulation has 16 x 16 x 16 only");
+  static constexpr int num_elements = 256;
+  T x[256];
+};
+
+// Checks the arguments; true on the lane that does the warp's work.
+template <class T> inline bool check_tile(const T* p, unsigned ldm) {
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || (ldm * sizeof(T)) % 16 != 0) {
+    std::fprintf(stderr, "cuda emulation: wmma tile at %p with ldm %u breaks the alignment rules\n",
+                 static_cast<const void*>(p), ldm);
+    std::abort();
+  }
+  return ::fpa_emu::thread_idx.x % 32 == 31;
+}
+inline bool warp_lane() { return ::fpa_emu::thread_idx.x % 32 == 31; }
+inline float as_float(float x) { return x; }
+inline float as_float(__half x) { return __half2float(x); }
+inline float as_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class F, class V> void fill_fragment(F& f, V v) {
+  if (!warp_lane()) return;
+  for (auto& e : f.x) e = v;
+}
+template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, row_major>& f,
+                                         const T* p, unsigned ldm) {
+  if (!check_tile(p, ldm)) return;
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[i * ldm + k];
+}
+template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, col_major>& f,
+                                         const T* p, unsigned ldm) {
+  if (!check_tile(p, ldm)) return;
+  for (int i = 0; i < 16; ++i)
+    for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[k * ldm + i];
+}
+template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, row_major>& f,
+                                         const T* p, unsigned ldm) {
+  if (!check_tile(p, ldm)) return;
+  for (int k = 0; k < 16; ++k)
+    for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[k * ldm + j];
+}
+template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, col_major>& f,
+                                         const T* p, unsigned ldm) {
+  if (!check_tile(p, ldm)) return;
+  for (int k = 0; k < 16; ++k)
+    for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[j * ldm + k];
+}
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p,
+                             unsigned ldm, layout_t layout) {
+  if (!check_tile(p, ldm)) return;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      f.x[i * 16 + j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
+}
+inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f,
+                              unsigned ldm, layout_t layout) {
+  if (!check_tile(p, ldm)) return;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.x[i * 16 + j];
+}
+template <class T, class LA, class LB>
+void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
+              const fragment<matrix_a, 16, 16, 16, T, LA>& a,
+              const fragment<matrix_b, 16, 16, 16, T, LB>& b,
+              const fragment<accumulator, 16, 16, 16, float>& c) {
+  if (!warp_lane()) return;
+  float out[256];
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float s = c.x[i * 16 + j];
+      for (int k = 0; k < 16; ++k) s += as_float(a.x[i * 16 + k]) * as_float(b.x[k * 16 + j]);
+      out[i * 16 + j] = s;
+    }
+  for (int e = 0; e < 256; ++e) d.x[e] = out[e];
+}
+}  // namespace nvcuda::wmma
+
+#define threadIdx (::fpa_emu::thread_idx)
+#define blockIdx (::fpa_emu::block_idx)
+#define blockDim (::fpa_emu::block_dim)
+#define __syncthreads() (::fpa_emu::sync_threads())
+#define FPA_DYNAMIC_SMEM(name) unsigned char* name = ::fpa_emu::aligned_smem()
+#define FPA_LAUNCH(kernel, grid, block, smem, stream, ...)                                   \
+  ::fpa_emu::launch(kernel, ::fpa_emu::as_dim3(grid), ::fpa_emu::as_dim3(block), smem,      \
+                    __VA_ARGS__)
+#define FPA_ALLOW_SMEM(kernel, bytes) 0
+#define FPA_LAST_STATUS() 0
+#define FPA_MAX_DYNAMIC_SMEM() (::fpa_emu::max_dynamic_smem)

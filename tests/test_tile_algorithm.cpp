@@ -1,0 +1,124 @@
+// The GPU kernels' tile algorithm (kernels/cuda/tile_algorithm.h), run on the CPU tile by tile
+// in the GPU's order (tile_simulation.h), against the float64 reference: outputs, the row
+// log-sum-exp and the gradients of q, k, v and the gate, for softmax, FoX and FPA (exact and
+// straight-through), in float64 (tolerance 1e-10, relative to the largest reference value with
+// test_fused_support.h's floor) and float32 (2e-5). Fields with ties (integer walks, plateaus
+// spanning tiles, a constant field) make the latest-argmin rule decide the exact gradient; steep
+// walks push the soft minimum's weights apart by thousands in log space; offsets of 1e3 and 1e4
+// show that the field's level does not enter the rounding. FPA_TILE_VERBOSE=1 prints every case's
+// errors.
+#include "tile_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace fpa::testing {
+namespace {
+
+// Runs one case in float64 and float32 against the reference; returns the worst errors seen.
+struct Worst {
+  double f64 = 0, f32 = 0;
+};
+void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offset, Worst& worst,
+                int64_t dv = 0) {
+  Inputs in = make_case(s, mode, gate, seed, offset);
+  if (dv > 0) in = with_value_width(in, dv, seed);
+  const Result want = run(in, reference_options(mode), at::kDouble);
+  const at::Tensor want_lse = reference_lse(in, mode);
+  for (auto dtype : {at::kDouble, at::kFloat}) {
+    const TileResult got =
+        dtype == at::kDouble ? run_tiles<double>(in, mode) : run_tiles<float>(in, mode);
+    const Errors e = compare(got.r, want, dtype);
+    const double le = lse_error(got.lse, want_lse);
+    const double tol = tile_tolerance(dtype);
+    EXPECT_LE(e.worst(), tol) << describe(mode, gate, s, dtype, offset) << ": " << e.str();
+    EXPECT_LE(le, tol) << describe(mode, gate, s, dtype, offset) << ": lse " << le;
+    if (std::getenv("FPA_TILE_VERBOSE"))  // every case's errors
+      std::printf("%s: %s lse %.2e\n", describe(mode, gate, s, dtype, offset).c_str(),
+                  e.str().c_str(), le);
+    double& w = dtype == at::kDouble ? worst.f64 : worst.f32;
+    w = std::max({w, e.worst(), le});
+  }
+}
+
+const std::vector<Shape> kShapes{{1, 1, 1, 16},  {1, 2, 63, 16}, {2, 1, 64, 1},  {1, 1, 65, 64},
+                                 {1, 2, 200, 16}, {1, 1, 130, 128}, {1, 1, 513, 16}};
+
+TEST(TileAlgorithm, MatchesReferenceForEveryVariantFieldAndShape) {
+  Worst worst;
+  uint64_t seed = 100;
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    std::vector<Gate> gates{Gate::Random};
+    if (mode != Mode::Softmax) gates = {Gate::Random, Gate::Integer, Gate::Flat, Gate::Steep};
+    if (mode == Mode::FpaExact || mode == Mode::FpaSoft) {
+      gates.push_back(Gate::Plateau);
+      gates.push_back(Gate::Constant);
+    }
+    for (Gate gate : gates)
+      for (const Shape& s : kShapes) check_case(s, mode, gate, seed++, 0.0, worst);
+  }
+  std::printf("worst relative error vs reference: float64 %.3g, float32 %.3g\n", worst.f64,
+              worst.f32);
+}
+
+// Also values of another width than q and k (dv != d).
+TEST(TileAlgorithm, LongSequenceAndWideHeads) {
+  Worst worst;
+  uint64_t seed = 500;
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    const Gate gate = mode == Mode::Softmax ? Gate::Random : Gate::Integer;
+    for (const Shape& s : {Shape{1, 1, 513, 64}, Shape{1, 1, 200, 128}})
+      check_case(s, mode, gate, seed++, 0.0, worst);
+    check_case({2, 1, 100, 16}, mode, gate, seed++, 0.0, worst, /*dv=*/40);  // values wider
+    check_case({1, 1, 100, 64}, mode, gate, seed++, 0.0, worst, /*dv=*/8);   // and narrower
+  }
+  std::printf("worst relative error vs reference: float64 %.3g, float32 %.3g\n", worst.f64,
+              worst.f32);
+}
+
+// The soft minimum's weight sums are kept relative to their own minimum (tile_bias.h's SoftSum),
+// so a field's level does not enter its exponents: errors at offsets 1e3 and 1e4 are those at 0.
+TEST(TileAlgorithm, FieldOffsetsKeepTheErrors) {
+  Worst worst;
+  uint64_t seed = 700;
+  for (Mode mode : {Mode::FpaExact, Mode::FpaSoft})
+    for (double offset : {1e3, 1e4, -1e4})
+      for (Gate gate : {Gate::Random, Gate::Integer, Gate::Steep})
+        check_case({1, 2, 200, 16}, mode, gate, seed++, offset, worst);
+  std::printf("worst relative error vs reference: float64 %.3g, float32 %.3g\n", worst.f64,
+              worst.f32);
+}
+
+// No atomics and fixed summation orders: two runs, the second with every pass's blocks in the
+// opposite order, give the same bits.
+TEST(TileAlgorithm, RunsAreBitwiseRepeatable) {
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    const Inputs in = make_case({2, 2, 200, 16}, mode, Gate::Integer, 900);
+    EXPECT_TRUE(same_bits(run_tiles<float>(in, mode), run_tiles<float>(in, mode, true)))
+        << name(mode);
+    EXPECT_TRUE(same_bits(run_tiles<double>(in, mode), run_tiles<double>(in, mode, true)))
+        << name(mode);
+  }
+}
+
+// A field on a grid of 1/64 is exact in float32 at these levels, and so is the difference of any
+// two of its values: the whole float32 run, field gradient included, is the same bit for bit at
+// every offset.
+TEST(TileAlgorithm, GridFieldGivesTheSameBitsAtEveryOffset) {
+  for (Mode mode : {Mode::FpaExact, Mode::FpaSoft}) {
+    Inputs in = make_case({1, 2, 200, 16}, mode, Gate::Random, 901);
+    const at::Tensor grid = (in.gate * 64).round() / 64;
+    in.gate = grid;
+    const TileResult base = run_tiles<float>(in, mode);
+    for (double offset : {1e3, 1e4, -1e4}) {
+      in.gate = grid + offset;
+      EXPECT_TRUE(same_bits(run_tiles<float>(in, mode), base)) << name(mode) << " " << offset;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fpa::testing

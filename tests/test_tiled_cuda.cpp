@@ -1,0 +1,243 @@
+// The tiled CUDA kernels (kernels/cuda/tiled_kernels.h) on a GPU: against the float64 reference
+// (outputs, lse, the q, k, v and gate gradients) for every variant and FPA backward mode in
+// float64, float32, bfloat16 and float16 (the 16-bit kernels with and without tensor cores),
+// against the CPU run of the same tile algorithm (tests/tile_simulation.h) in float64, and run
+// twice for identical bits. Built whenever nvcc
+// exists (it needs no CUDA LibTorch: the kernels take raw device pointers); skipped, with the
+// reason, on a machine without a CUDA device. kernels/cuda/device-check.sh runs it on a GPU.
+//
+// The bfloat16 and float16 tolerances (2e-2 and 4e-3, about four roundings of the stored type;
+// test_tiled_emulated sees at most 1.1e-2 and 1.0e-3) are first estimates: this test has not run
+// on a GPU yet.
+#include "tile_test_support.h"
+
+#include "kernels/cuda/tiled_kernels.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace fpa::testing {
+namespace {
+
+namespace tiled = fpa::cuda::tiled;
+
+std::string no_device_reason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+  if (count == 0) return "no CUDA device on this machine";
+  return "";
+}
+
+#define SKIP_WITHOUT_DEVICE() \
+  if (const auto reason = no_device_reason(); !reason.empty()) GTEST_SKIP() << reason
+
+at::ScalarType scalar_of(tiled::DType t) {
+  switch (t) {
+    case tiled::DType::Float32: return at::kFloat;
+    case tiled::DType::Float64: return at::kDouble;
+    case tiled::DType::BFloat16: return at::kBFloat16;
+    case tiled::DType::Float16: return at::kHalf;
+  }
+  return at::kFloat;
+}
+at::ScalarType acc_of(tiled::DType t) {
+  return t == tiled::DType::Float64 ? at::kDouble : at::kFloat;
+}
+
+double tolerance_of(tiled::DType t) {
+  switch (t) {
+    case tiled::DType::Float64: return 1e-10;
+    case tiled::DType::Float32: return 1e-4;
+    case tiled::DType::BFloat16: return 2e-2;
+    case tiled::DType::Float16: return 4e-3;
+  }
+  return 0;
+}
+
+tiled::Mode mode_of(Mode m) {
+  switch (m) {
+    case Mode::Softmax: return tiled::Mode::Softmax;
+    case Mode::Fox: return tiled::Mode::Fox;
+    case Mode::FpaExact: return tiled::Mode::FpaExact;
+    case Mode::FpaSoft: return tiled::Mode::FpaStraightThrough;
+  }
+  return tiled::Mode::Softmax;
+}
+
+// One device allocation, freed on scope exit.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  explicit DeviceBuffer(size_t bytes) {
+    if (bytes > 0) EXPECT_EQ(cudaMalloc(&ptr, bytes), cudaSuccess);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(ptr); }
+};
+
+struct Device {
+  std::unique_ptr<DeviceBuffer> buffer;
+  at::ScalarType dtype = at::kFloat;
+  std::vector<int64_t> sizes;
+  void* ptr() const { return buffer->ptr; }
+};
+
+Device upload(const at::Tensor& t, at::ScalarType dtype) {
+  const at::Tensor c = t.to(dtype).contiguous();
+  Device dev{std::make_unique<DeviceBuffer>(c.nbytes()), dtype, c.sizes().vec()};
+  if (c.nbytes() > 0)
+    EXPECT_EQ(cudaMemcpy(dev.ptr(), c.data_ptr(), c.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  return dev;
+}
+
+Device allocate(at::IntArrayRef sizes, at::ScalarType dtype) {
+  return upload(at::zeros(sizes, at::TensorOptions().dtype(dtype)), dtype);
+}
+
+at::Tensor download(const Device& dev) {
+  at::Tensor host = at::empty(dev.sizes, at::TensorOptions().dtype(dev.dtype));
+  if (host.nbytes() > 0)
+    EXPECT_EQ(cudaMemcpy(host.data_ptr(), dev.ptr(), host.nbytes(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+  return host.to(at::kDouble);
+}
+
+// The inputs as the kernels see them in `dtype` (q, k, v, dout rounded; the gate in the
+// accumulator type), so the reference is computed on the same values.
+Inputs rounded(const Inputs& in, tiled::DType dtype) {
+  auto r = [&](const at::Tensor& t) { return t.to(scalar_of(dtype)).to(at::kDouble); };
+  Inputs out = in;
+  out.q = r(in.q);
+  out.k = r(in.k);
+  out.v = r(in.v);
+  out.dout = r(in.dout);
+  return out;
+}
+
+// tensor_cores: bf16 / fp16 forward on tensor cores where the head dimensions allow.
+TileResult run_device(const Inputs& in, Mode mode, tiled::DType dtype, bool tensor_cores = true) {
+  tiled::Problem p;
+  p.batch = in.q.size(0);
+  p.heads = in.q.size(1);
+  p.n = in.q.size(2);
+  p.d = in.q.size(3);
+  p.dv = in.v.size(3);
+  p.mode = mode_of(mode);
+  p.dtype = dtype;
+  p.scale = 1.0 / std::sqrt(double(p.d));
+  p.tau = kTau;
+  p.tensor_cores = tensor_cores;
+  const auto T = scalar_of(dtype), A = acc_of(dtype);
+  const Device q = upload(in.q, T), k = upload(in.k, T), v = upload(in.v, T),
+               dout = upload(in.dout, T);
+  const Device gate = in.gate.defined() ? upload(in.gate, A) : allocate({0}, A);
+  const Device out = allocate(in.v.sizes(), T), lse = allocate(in.q.sizes().slice(0, 3), A);
+  const Device dq = allocate(in.q.sizes(), T), dk = allocate(in.k.sizes(), T),
+               dv = allocate(in.v.sizes(), T);
+  const Device dgate = allocate(in.q.sizes().slice(0, 3), at::kDouble);
+  DeviceBuffer workspace(
+      std::max(tiled::forward_workspace_bytes(p), tiled::backward_workspace_bytes(p)));
+  const void* g = in.gate.defined() ? gate.ptr() : nullptr;
+  EXPECT_EQ(tiled::forward(p, q.ptr(), k.ptr(), v.ptr(), g, out.ptr(), lse.ptr(), workspace.ptr,
+                           nullptr),
+            0);
+  EXPECT_EQ(tiled::backward(p, q.ptr(), k.ptr(), v.ptr(), g, out.ptr(), lse.ptr(), dout.ptr(),
+                            dq.ptr(), dk.ptr(), dv.ptr(), static_cast<double*>(dgate.ptr()),
+                            workspace.ptr, nullptr),
+            0);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  TileResult r;
+  r.r.out = download(out);
+  r.r.dq = download(dq);
+  r.r.dk = download(dk);
+  r.r.dv = download(dv);
+  if (in.gate.defined()) r.r.dgate = download(dgate);
+  r.lse = download(lse);
+  return r;
+}
+
+std::string errors_text(const Errors& e, double lse) {
+  std::ostringstream o;
+  o << e.str() << " lse " << lse;
+  return o.str();
+}
+
+TEST(TiledCuda, MatchesReferenceAndTheCpuTileRun) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<Shape> shapes{{1, 1, 1, 16}, {1, 2, 63, 16}, {2, 1, 65, 1}, {1, 1, 130, 128},
+                                  {1, 2, 200, 64}, {1, 1, 513, 16}};
+  uint64_t seed = 1000;
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    std::vector<Gate> gates{Gate::Random};
+    if (mode != Mode::Softmax) gates = {Gate::Random, Gate::Integer, Gate::Steep};
+    if (mode == Mode::FpaExact || mode == Mode::FpaSoft) gates.push_back(Gate::Plateau);
+    for (Gate gate : gates) {
+      for (const Shape& s : shapes) {
+        const Inputs base = make_case(s, mode, gate, seed++);
+        for (auto dtype : {tiled::DType::Float64, tiled::DType::Float32, tiled::DType::BFloat16,
+                           tiled::DType::Float16}) {
+          if (dtype == tiled::DType::Float64 && s.d > 64) continue;  // shared memory (header)
+          const Inputs in = rounded(base, dtype);
+          const Result want = run(in, reference_options(mode), at::kDouble);
+          const TileResult got = run_device(in, mode, dtype);
+          const Errors e = compare(got.r, want, acc_of(dtype));
+          const double le = lse_error(got.lse, reference_lse(in, mode));
+          const std::string what = describe(mode, gate, s, scalar_of(dtype), 0.0);
+          EXPECT_LE(std::max(e.worst(), le), tolerance_of(dtype))
+              << what << ": " << errors_text(e, le);
+          if (dtype == tiled::DType::BFloat16 || dtype == tiled::DType::Float16) {
+            const TileResult scalar = run_device(in, mode, dtype, /*tensor_cores=*/false);
+            const Errors es = compare(scalar.r, want, acc_of(dtype));
+            const double ls = lse_error(scalar.lse, reference_lse(in, mode));
+            EXPECT_LE(std::max(es.worst(), ls), tolerance_of(dtype))
+                << what << " without tensor cores: " << errors_text(es, ls);
+          }
+          if (dtype == tiled::DType::Float64) {  // the same algorithm as the CPU run
+            const TileResult cpu = run_tiles<double>(in, mode);
+            const Errors ec = compare(got.r, cpu.r, at::kDouble);
+            const double lc = lse_error(got.lse, cpu.lse);
+            EXPECT_LE(std::max(ec.worst(), lc), 1e-12)
+                << what << " vs the CPU tile run: " << errors_text(ec, lc);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TiledCuda, RunsAreBitwiseRepeatable) {
+  SKIP_WITHOUT_DEVICE();
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    const Inputs in = rounded(make_case({2, 2, 300, 64}, mode, Gate::Integer, 1900),
+                              tiled::DType::BFloat16);
+    for (auto dtype : {tiled::DType::Float32, tiled::DType::BFloat16}) {
+      EXPECT_TRUE(same_bits(run_device(in, mode, dtype), run_device(in, mode, dtype)))
+          << name(mode) << " " << c10::toString(scalar_of(dtype));
+    }
+  }
+}
+
+TEST(TiledCuda, RefusesWhatItDoesNotTake) {
+  tiled::Problem p;
+  p.batch = p.heads = 1;
+  p.n = 8;
+  p.d = p.dv = tiled::kMaxHeadDim + 1;
+  EXPECT_EQ(tiled::forward(p, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                           nullptr),
+            -1);
+  p.d = p.dv = 16;
+  p.mode = tiled::Mode::FpaExact;  // a gate is needed
+  EXPECT_EQ(tiled::forward(p, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                           nullptr),
+            -1);
+  p.n = 0;  // nothing to do
+  EXPECT_EQ(tiled::forward(p, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                           nullptr),
+            0);
+}
+
+}  // namespace
+}  // namespace fpa::testing
