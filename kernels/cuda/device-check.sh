@@ -1,53 +1,79 @@
 #!/usr/bin/env bash
-# One-shot GPU check, for a machine with an NVIDIA GPU, nvcc and PyTorch (with CUDA) installed:
-#   kernels/cuda/device-check.sh            (from the repository root)
-# 1. configures a build against PyTorch's LibTorch (so Impl::Cuda is compiled in),
-# 2. builds the CUDA test and the benchmark,
-# 3. runs the GPU tests (CUDA kernels against the CPU float64 reference; the tiled kernels also
-#    against the CPU run of their tile algorithm),
-# 4. runs the benchmark for {fused (CPU), cuda} and prints a short table.
-# Output: build-gpu/, results/bench/attention_gpu.csv (+ .json), and the table on stdout.
-# The suite's other dependencies (fmt, Boost, GTest, RapidCheck, Google Benchmark, GLPK) must
-# be installed (scripts/install-deps.sh).
-set -euo pipefail
+# One-shot GPU check of the attention kernels, for a machine with an NVIDIA GPU, nvcc and PyTorch
+# (with CUDA), and none of the suite's Debian packages:
+#   scripts/prepare-device-check.sh     (here, on a machine with the suite's packages: copies
+#                                        GoogleTest's source and fmt's headers into third_party/)
+#   kernels/cuda/device-check.sh        (there, from the repository root, third_party/ carried)
+# 1. configures the kernels-only build (cmake/KernelsOnly.cmake) against PyTorch's LibTorch, for
+#    this GPU's architecture only;
+# 2. builds the kernel tests and torch.ops.fpa (libfpa_torch_ops.so);
+# 3. runs them: the tile algorithm on the CPU (test_tile_algorithm), the tiled kernels' source
+#    emulated on the CPU (test_tiled_emulated), the tiled kernels on the GPU against the float64
+#    reference and the CPU tile run, with bitwise repeatability (test_tiled_cuda), and the first
+#    CUDA kernels (test_fused_cuda).
+# Output: $OUT (the device tool's folder; default build-gpu/device-check/): each test's log and
+# GoogleTest XML, the GPU's and the toolchain's description (device.txt). Exit status: non-zero
+# when a build or a test failed. The benchmark against SDPA and FlexAttention (issue 48) needs the
+# tiled kernels inside fpa::attention first; FULL=1 also builds the whole suite and runs
+# attention-bench (needs the suite's packages, scripts/install-deps.sh).
+set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-gpu}
-OUT=${OUT:-results/bench/attention_gpu.csv}
-N_LIST=${N_LIST:-256,1024,4096}
+OUT_DIR=${OUT:-$BUILD/device-check}
+mkdir -p "$OUT_DIR"
+status=0
 
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,compute_cap,memory.total --format=csv
+{
+  date -u
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
+  nvcc --version | tail -n 2
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpu", torch.cuda.is_available())'
+} 2>&1 | tee "$OUT_DIR/device.txt"
 TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') || {
   echo "error: python3 cannot import torch (install PyTorch with CUDA first)" >&2; exit 1; }
-python3 -c 'import torch; assert torch.cuda.is_available(), "torch sees no GPU"; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 # PyTorch's wheels decide the C++ ABI; build everything with the same one.
 ABI=$(python3 -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
 # Compile for this GPU's architecture only (fast), e.g. 9.0 -> 90.
 ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
 ARCH=${ARCH:-90}
+extra=()
+[[ -f third_party/googletest/CMakeLists.txt ]] && extra+=(-DFPA_GTEST_SOURCE="$PWD/third_party/googletest")
+[[ -f third_party/fmt-include/fmt/format.h ]] && extra+=(-DFPA_FMT_INCLUDE="$PWD/third_party/fmt-include")
+generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" \
-  -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
-  -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" | grep -E "FPA:|Torch" || true
-cmake --build "$BUILD" -j "$(nproc)" --target test_fused_cuda test_tiled_cuda test_tile_algorithm test_fused attention-bench
+cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DFPA_KERNELS_ONLY=ON \
+  -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+  -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" "${extra[@]}" >"$OUT_DIR/configure.log" 2>&1 ||
+  { tail -n 30 "$OUT_DIR/configure.log"; echo "error: configure failed ($OUT_DIR/configure.log)" >&2; exit 1; }
+grep -E "FPA:" "$OUT_DIR/configure.log"
+targets=(test_tile_algorithm test_fused_cuda fpa_torch_ops)
+for t in test_tiled_cuda test_tiled_emulated; do
+  cmake --build "$BUILD" --target help | grep -Eq "^(\.\.\. )?$t(:|$)" && targets+=("$t")
+done
+cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >"$OUT_DIR/build.log" 2>&1 ||
+  { tail -n 40 "$OUT_DIR/build.log"; echo "error: build failed ($OUT_DIR/build.log)" >&2; exit 1; }
 
-echo "== GPU tests (CUDA kernels vs CPU float64 reference)"
-"$BUILD/tests/test_fused_cuda"
-echo "== tiled CUDA kernels (kernels/cuda/tiled_*.cu) vs the reference and the CPU tile run"
-"$BUILD/tests/test_tiled_cuda"
-"$BUILD/tests/test_tile_algorithm" --gtest_brief=1
-echo "== CPU fused tests (same build)"
-"$BUILD/tests/test_fused" --gtest_brief=1
+gpu=$(python3 -c 'import torch; print(int(torch.cuda.is_available()))' 2>/dev/null || echo 0)
+for t in test_tile_algorithm test_tiled_emulated test_tiled_cuda test_fused_cuda; do
+  [[ -x $BUILD/tests/$t ]] || { echo "== $t: not built"; continue; }
+  echo "== $t"
+  "$BUILD/tests/$t" --gtest_output="xml:$OUT_DIR/$t.xml" >"$OUT_DIR/$t.log" 2>&1
+  rc=$?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran" "$OUT_DIR/$t.log" | tail -n 4
+  (( rc == 0 )) || { status=1; grep -E "Failure|error|FAILED" "$OUT_DIR/$t.log" | head -n 20; }
+  if [[ $gpu == 1 ]] && grep -q "^\[  SKIPPED \]" "$OUT_DIR/$t.log"; then
+    status=1; echo "error: $t skipped tests although torch sees a GPU"
+  fi
+done
 
-echo "== GPU benchmark"
-mkdir -p "$(dirname "$OUT")"
-"$BUILD/bin/attention-bench" --impls fused,cuda --lengths "$N_LIST" --fpa-backward exact \
-  --threads "$(nproc)" --repeats 5 --out "$OUT"
-
-echo "== table (median ms)"
-python3 - "$OUT" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-print(f"{'variant':8} {'impl':6} {'n':>6} {'pass':8} {'median_ms':>10} {'gflops':>8}")
-for r in rows:
-    print(f"{r['variant']:8} {r['impl']:6} {r['n']:>6} {r['pass']:8} {r['median_ms']:>10} {r['gflops']:>8}")
-PY
+if [[ ${FULL:-0} == 1 ]]; then
+  echo "== FULL=1: the whole suite against the same LibTorch, and attention-bench"
+  cmake -S . -B "$BUILD-full" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" \
+    -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+    -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" >"$OUT_DIR/configure-full.log" 2>&1 &&
+  cmake --build "$BUILD-full" -j "$(nproc)" --target attention-bench >"$OUT_DIR/build-full.log" 2>&1 &&
+  "$BUILD-full/bin/attention-bench" --impls fused,cuda --lengths "${N_LIST:-256,1024,4096}" \
+    --fpa-backward exact --threads "$(nproc)" --repeats 5 --out "$OUT_DIR/attention_gpu.csv" || status=1
+fi
+echo "device-check: $( ((status)) && echo FAILED || echo passed) (logs in $OUT_DIR)"
+exit $status
