@@ -9,7 +9,7 @@
 // The bfloat16 and float16 tolerances (2e-2 and 4e-3, about four roundings of the stored type;
 // test_tiled_emulated sees at most 1.1e-2 and 1.0e-3) are first estimates: this test has not run
 // on a GPU yet.
-#include "tile_test_support.h"
+#include "tiled_test_support.h"
 
 #include "kernels/cuda/tiled_kernels.h"
 
@@ -51,20 +51,10 @@ double tolerance_of(tiled::DType t) {
   switch (t) {
     case tiled::DType::Float64: return 1e-10;
     case tiled::DType::Float32: return 1e-4;
-    case tiled::DType::BFloat16: return 2e-2;
-    case tiled::DType::Float16: return 4e-3;
+    case tiled::DType::BFloat16:
+    case tiled::DType::Float16: return half_precision_tolerance(t);
   }
   return 0;
-}
-
-tiled::Mode mode_of(Mode m) {
-  switch (m) {
-    case Mode::Softmax: return tiled::Mode::Softmax;
-    case Mode::Fox: return tiled::Mode::Fox;
-    case Mode::FpaExact: return tiled::Mode::FpaExact;
-    case Mode::FpaSoft: return tiled::Mode::FpaStraightThrough;
-  }
-  return tiled::Mode::Softmax;
 }
 
 // One device allocation, freed on scope exit.
@@ -125,7 +115,7 @@ TileResult run_device(const Inputs& in, Mode mode, tiled::DType dtype, bool tens
   p.n = in.q.size(2);
   p.d = in.q.size(3);
   p.dv = in.v.size(3);
-  p.mode = mode_of(mode);
+  p.mode = tiled_mode_of(mode);
   p.dtype = dtype;
   p.scale = 1.0 / std::sqrt(double(p.d));
   p.tau = kTau;

@@ -7,7 +7,7 @@
 //     rounded to the type, the gate in float), tolerances 1e-10, 2e-5, 2e-2 and 4e-3.
 // What it cannot show: anything of nvcc's code generation or of the hardware (see
 // cuda_emulation.h); test_tiled_cuda does that on a GPU.
-#include "tile_test_support.h"
+#include "tiled_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -22,16 +22,6 @@ namespace fpa::testing {
 namespace {
 
 namespace tiled = fpa::cuda::tiled;
-
-tiled::Mode mode_of(Mode m) {
-  switch (m) {
-    case Mode::Softmax: return tiled::Mode::Softmax;
-    case Mode::Fox: return tiled::Mode::Fox;
-    case Mode::FpaExact: return tiled::Mode::FpaExact;
-    case Mode::FpaSoft: return tiled::Mode::FpaStraightThrough;
-  }
-  return tiled::Mode::Softmax;
-}
 
 tiled::Problem make_problem(int64_t batch, int64_t heads, int64_t n, int64_t d, int64_t dv) {
   tiled::Problem p;
@@ -58,8 +48,7 @@ template <class T> tiled::DType dtype_of() {
 template <class T> double tolerance_of() {
   if constexpr (std::is_same_v<T, double>) return 1e-10;
   if constexpr (std::is_same_v<T, float>) return 2e-5;
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return 2e-2;
-  return 4e-3;
+  return half_precision_tolerance(dtype_of<T>());
 }
 
 // A tensor's values as a host array of S (a bf16 / fp16 tensor's bits are those of S).
@@ -98,7 +87,7 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool ten
   p.n = in.q.size(2);
   p.d = in.q.size(3);
   p.dv = in.v.size(3);
-  p.mode = mode_of(mode);
+  p.mode = tiled_mode_of(mode);
   p.dtype = dtype_of<T>();
   p.scale = 1.0 / std::sqrt(double(p.d));
   p.tau = kTau;
