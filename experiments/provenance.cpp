@@ -25,6 +25,11 @@ std::string json_escape(const std::string& s) {
 const auto kProgramStart = std::chrono::steady_clock::now();
 const std::time_t kProgramStartUtc = std::time(nullptr);
 
+std::string& recorded_execution() {
+  static std::string execution;
+  return execution;
+}
+
 std::string utc_string(std::time_t t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
@@ -32,6 +37,8 @@ std::string utc_string(std::time_t t) {
 }
 
 }  // namespace
+
+void record_execution(std::string description) { recorded_execution() = std::move(description); }
 
 Provenance Provenance::from(const Cli& cli) {
   Provenance p;
@@ -42,6 +49,7 @@ Provenance Provenance::from(const Cli& cli) {
   p.code_version = fpa::code_version();
   p.start = kProgramStart;
   p.started_utc = utc_string(kProgramStartUtc);
+  p.execution = recorded_execution();
   return p;
 }
 
@@ -55,10 +63,12 @@ std::string Provenance::to_json() const {
     cfg += fmt::format("{}\n    \"{}\": \"{}\"", cfg.empty() ? "" : ",", json_escape(k), json_escape(v));
   return fmt::format(
       "{{\n  \"program\": \"{}\",\n  \"command_line\": \"{}\",\n  \"seed\": {},\n"
-      "  \"code_version\": \"{}\",\n  \"started_utc\": \"{}\",\n  \"wall_s\": {:.3f},\n"
+      "  \"code_version\": \"{}\",\n  \"started_utc\": \"{}\",\n  \"wall_s\": {:.3f},\n{}"
       "  \"config\": {{{}\n  }}\n}}\n",
       json_escape(program), json_escape(command_line), seed, json_escape(code_version),
-      started_utc, wall_seconds(), cfg);
+      started_utc, wall_seconds(),
+      execution.empty() ? "" : fmt::format("  \"execution\": \"{}\",\n", json_escape(execution)),
+      cfg);
 }
 
 }  // namespace fpa

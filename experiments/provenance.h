@@ -12,6 +12,11 @@ namespace fpa {
 
 const char* code_version();  // generated at build time
 
+// The resolved device and precision of a tool that computes ("cpu fp32", "cuda:0 (1 visible)
+// bf16"; experiments/execution.h records it): a Provenance made afterwards carries it as
+// "execution". Tools that do not compute leave it empty and their sidecars without it.
+void record_execution(std::string description);
+
 class Cli;
 
 struct Provenance {
@@ -21,6 +26,7 @@ struct Provenance {
   uint64_t seed = 0;
   std::string code_version;
   std::string started_utc;
+  std::string execution;  // "" when the tool recorded none
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   static Provenance from(const Cli& cli);

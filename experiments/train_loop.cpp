@@ -2,6 +2,7 @@
 
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "experiments/progress.h"
 #include "experiments/run_dir.h"
 
@@ -100,6 +101,8 @@ TrainOutcome train(Trainee trainee, const TrainSchedule& schedule, TrainTask& ta
           "--out-dir '{}' already holds a run; pass --resume to continue it or choose another "
           "--out-dir", run.out_dir));
     progress = trainee.checkpointer->resume(ckpt);
+    trainee.model.to(trainee.device);
+    move_optimizer_state(optimizer, trainee.device);
     progress.log_rows = task.upgrade_log_rows(progress.log_rows);
     task.set_data_state(progress.sampler_state);
   } else if (has_dir && run.resume && lead) {  // --resume makes a script restart-safe

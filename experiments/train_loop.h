@@ -131,10 +131,14 @@ struct TrainOutcome {
 
 // What the loop trains: the model (built and initialised by the caller, after seeding), its
 // optimiser, and its checkpoint format (null: no checkpoints; needs run.out_dir empty).
+// The model lives on `device` (--device: experiments/execution.h); a checkpoint is read on the
+// CPU and the resumed model and optimiser state are moved there, so a run resumes on another
+// device than it started on.
 struct Trainee {
   torch::nn::Module& model;
   torch::optim::Optimizer& optimizer;
   Checkpointer* checkpointer = nullptr;
+  torch::Device device = torch::kCPU;
 };
 
 // Trains under `schedule`. Throws UsageError (one clear line) for an existing run without

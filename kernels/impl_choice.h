@@ -2,8 +2,9 @@
 // tool's --impl and torch.ops.fpa.attention's `impl` take these names, with the default "auto".
 //
 // "auto" has one meaning, decided in one place (resolve_impl): the kernels of the device the
-// tensors are on, `cuda` for a CUDA device and `fused` for the CPU. The command-line tools run
-// on the CPU, so their auto is `fused` (which runs every variant and backward mode).
+// tensors are on, `cuda` for a CUDA device and `fused` for the CPU. The command-line tools pass
+// their --device (experiments/execution.h): on the CPU their auto is `fused` (which runs every
+// variant and backward mode).
 //
 // What each implementation supports is a table (impl_choice.cpp), answered without running a
 // kernel, so choosing draws no random numbers and a tool can refuse an unsupported combination
@@ -27,9 +28,11 @@ std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward);
 // otherwise; any other name -> parse_impl(name) (throws std::invalid_argument if unknown).
 Impl resolve_impl(const std::string& name, c10::DeviceType device);
 
-// The command-line tools' choice (they run on the CPU): resolve_impl(name, CPU), which must
-// support the combination. Throws std::invalid_argument on an unknown name or an unsupported
-// combination.
-Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward);
+// The command-line tools' choice on their --device (the CPU unless told): resolve_impl(name,
+// device), which must support the combination and run on that device (fused: CPU tensors; cuda:
+// CUDA tensors; reference: both). Throws std::invalid_argument on an unknown name, an
+// unsupported combination or an implementation of another device.
+Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward,
+                 c10::DeviceType device = c10::DeviceType::CPU);
 
 }  // namespace fpa

@@ -185,7 +185,7 @@ void open(torch::serialize::InputArchive& archive, const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw UsageError(fmt::format("no checkpoint at '{}'", path));
   try {
-    archive.load_from(path);
+    archive.load_from(path, torch::Device(torch::kCPU));  // any device's checkpoint, on any machine
   } catch (const std::exception&) {
     throw UsageError(fmt::format("checkpoint '{}' is corrupt or not a checkpoint", path));
   }

@@ -1,6 +1,8 @@
-// c10d glue. LibTorch 1.13 and 2.x both provide c10d::TCPStore(host, TCPStoreOptions) and
-// c10d::ProcessGroupGloo(store, rank, size, options) with allreduce/barrier returning a work
-// handle with wait(); the handle's type name differs between versions, hence `auto`.
+// c10d glue. LibTorch 1.13 and 2.x both provide c10d::TCPStore(host, TCPStoreOptions),
+// c10d::ProcessGroupGloo(store, rank, size, options) and, in CUDA builds,
+// c10d::ProcessGroupNCCL(store, rank, size, options), with allreduce/barrier returning a work
+// handle with wait(); the handle's and the base class's names differ between versions, hence the
+// template over the group's type.
 #include "lm/distributed.h"
 
 #include <fmt/format.h>
@@ -10,9 +12,14 @@
 #include <stdexcept>
 #include <string>
 
+#if defined(FPA_WITH_GLOO) || defined(FPA_WITH_NCCL)
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
 #ifdef FPA_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+#ifdef FPA_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
 namespace fpa::lm {
@@ -38,22 +45,24 @@ int env_int(const char* name, int lo, int hi, const char* fallback = nullptr) {
       fmt::format("distributed: {}='{}' must be an integer in [{}, {}]", name, text, lo, hi));
 }
 
-#ifdef FPA_WITH_GLOO
-class GlooGroup final : public Communicator {
+#if defined(FPA_WITH_GLOO) || defined(FPA_WITH_NCCL)
+// Rank 0 hosts the rendezvous (a TCPStore) that every rank joins.
+c10::intrusive_ptr<c10d::TCPStore> rendezvous(int rank, int world, const std::string& addr, int port) {
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<uint16_t>(port);
+  so.isServer = rank == 0;
+  so.numWorkers = world;
+  so.waitWorkers = true;
+  so.timeout = std::chrono::seconds(60);
+  return c10::make_intrusive<c10d::TCPStore>(addr, so);
+}
+
+// A process group of either backend: Gloo (CPU tensors) or NCCL (CUDA tensors, one GPU a rank).
+template <class Group>
+class GroupCommunicator final : public Communicator {
  public:
-  GlooGroup(int rank, int world, const std::string& addr, int port) : rank_(rank), world_(world) {
-    c10d::TCPStoreOptions so;
-    so.port = static_cast<uint16_t>(port);
-    so.isServer = rank == 0;
-    so.numWorkers = world;
-    so.waitWorkers = true;
-    so.timeout = std::chrono::seconds(60);
-    auto store = c10::make_intrusive<c10d::TCPStore>(addr, so);
-    auto options = c10d::ProcessGroupGloo::Options::create();
-    options->timeout = std::chrono::seconds(600);
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(addr));
-    group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
-  }
+  GroupCommunicator(int rank, int world, c10::intrusive_ptr<Group> group)
+      : rank_(rank), world_(world), group_(std::move(group)) {}
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
 
@@ -75,39 +84,73 @@ class GlooGroup final : public Communicator {
 
  private:
   int rank_, world_;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
+  c10::intrusive_ptr<Group> group_;
 };
+#endif
+
+#ifdef FPA_WITH_GLOO
+std::unique_ptr<Communicator> gloo_group(int rank, int world, const std::string& addr, int port) {
+  auto store = rendezvous(rank, world, addr, port);
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = std::chrono::seconds(600);
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(addr));
+  return std::make_unique<GroupCommunicator<c10d::ProcessGroupGloo>>(
+      rank, world, c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options));
+}
+#endif
+
+#ifdef FPA_WITH_NCCL
+std::unique_ptr<Communicator> nccl_group(int rank, int world, const std::string& addr, int port) {
+  auto store = rendezvous(rank, world, addr, port);
+  return std::make_unique<GroupCommunicator<c10d::ProcessGroupNCCL>>(
+      rank, world, c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world));
+}
 #endif
 
 }  // namespace
 
-bool distributed_available() {
+bool distributed_available(bool gpu) {
+#ifdef FPA_WITH_NCCL
+  if (gpu) return true;
+#endif
 #ifdef FPA_WITH_GLOO
-  return true;
+  return !gpu;
 #else
+  (void)gpu;
   return false;
 #endif
 }
 
-std::unique_ptr<Communicator> communicator_from_env() {
+int local_rank_from_env() {
+  if (std::getenv("LOCAL_RANK")) return env_int("LOCAL_RANK", 0, 1023);
+  if (env_int("WORLD_SIZE", 1, 1024, "1") > 1) return env_int("RANK", 0, 1023);
+  return -1;
+}
+
+std::unique_ptr<Communicator> communicator_from_env(bool gpu) {
   const int world = env_int("WORLD_SIZE", 1, 1024, "1");
   if (world == 1) return std::make_unique<SingleProcess>();
   const int rank = env_int("RANK", 0, world - 1);
   const auto addr = env("MASTER_ADDR", "127.0.0.1");
   const int port = env_int("MASTER_PORT", 1, 65535);
-#ifdef FPA_WITH_GLOO
+  if (!distributed_available(gpu))
+    throw std::runtime_error(fmt::format("distributed: this build has no {} backend (WORLD_SIZE > 1)",
+                                         gpu ? "NCCL" : "Gloo"));
   try {
-    return std::make_unique<GlooGroup>(rank, world, addr, port);
+#ifdef FPA_WITH_NCCL
+    if (gpu) return nccl_group(rank, world, addr, port);
+#endif
+#ifdef FPA_WITH_GLOO
+    if (!gpu) return gloo_group(rank, world, addr, port);
+#endif
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("distributed: rank {} of {} could not join {}:{}: {}",
                                          rank, world, addr, port, e.what()));
   }
-#else
   (void)rank;
   (void)addr;
   (void)port;
-  throw std::runtime_error("distributed: this build has no Gloo backend (WORLD_SIZE > 1)");
-#endif
+  throw std::logic_error("distributed: no backend");
 }
 
 }  // namespace fpa::lm

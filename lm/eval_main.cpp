@@ -3,6 +3,7 @@
 // optionally the one-row summary of SPEC section 7 (with the training run's seed and config file).
 // The study itself is run_lm_eval and report_lm_eval (eval_study.h).
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "lm/checkpoint_option.h"
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   cli.range("batch", 1, 1e6);
   cli.range("max-tokens-per-doc", 0, 1e12);
   lm::declare_checkpoint_input(cli);
+  declare_execution_options(cli);
   cli.input("corpus", PathKind::Dir);
   cli.output("positions", PathKind::File);
   cli.output("summary", PathKind::File);
@@ -49,11 +51,16 @@ int main(int argc, char** argv) {
   settings.summary = cli.get<std::string>("summary");
   try {
     set_threads(cli.threads());
+    const auto execution = execution_of(cli);
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
+    loaded.model->use_device(execution.device);
     const auto corpus = load_corpus(cli.get<std::string>("corpus"));
     require_forward_memory(loaded.config, settings.batch,
                            fmt::format("lm-eval with --batch {}", settings.batch));
-    const auto result = run_lm_eval(settings, loaded, corpus);
+    const auto result = [&] {
+      AutocastScope autocast(execution);
+      return run_lm_eval(settings, loaded, corpus);
+    }();
     auto prov = Provenance::from(cli);
     const auto trained = training_record(cli.get<std::string>("checkpoint"));
     prov.config["train-seed"] = trained.seed;  // recorded in every sidecar

@@ -9,7 +9,7 @@ double mean_window_loss(LanguageModel& model, const at::Tensor& windows, int64_t
   double total = 0;
   int64_t count = 0;
   for (int64_t s = 0; s < windows.size(0); s += batch) {
-    const auto b = windows.narrow(0, s, std::min(batch, windows.size(0) - s));
+    const auto b = windows.narrow(0, s, std::min(batch, windows.size(0) - s)).to(model->device());
     const auto n = b.size(0) * (b.size(1) - 1);
     total += model->loss(b).item<double>() * double(n);
     count += n;
@@ -23,7 +23,8 @@ double DocumentEval::bits_per_byte() const { return nll / double(tokens) / std::
 namespace {
 
 // Adds the per-position losses of windows (b, L) to `e`.
-void add_windows(LanguageModel& model, const at::Tensor& w, DocumentEval& e) {
+void add_windows(LanguageModel& model, const at::Tensor& windows, DocumentEval& e) {
+  const auto w = windows.to(model->device());
   const auto n = w.size(1) - 1;
   const auto logits = model->forward(w.narrow(1, 0, n));
   const auto target = w.narrow(1, 1, n);
@@ -31,7 +32,7 @@ void add_windows(LanguageModel& model, const at::Tensor& w, DocumentEval& e) {
                        logits.reshape({-1, logits.size(-1)}), target.reshape({-1}),
                        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
                        .view({w.size(0), n})
-                       .to(at::kDouble);
+                       .to(torch::kCPU, at::kDouble);
   const auto per_pos = nll.sum(0);
   const auto* p = per_pos.data_ptr<double>();
   for (int64_t t = 0; t < n; ++t) {

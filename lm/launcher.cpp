@@ -59,11 +59,12 @@ int launch_ranks(int nproc, const std::vector<std::string>& args, int master_por
     for (char** e = environ; *e; ++e) {
       const std::string kv = *e;
       bool ours = false;
-      for (const char* k : {"RANK=", "WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT="})
+      for (const char* k : {"RANK=", "LOCAL_RANK=", "WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT="})
         ours = ours || kv.rfind(k, 0) == 0;
       if (!ours) env_strings.push_back(kv);
     }
     env_strings.push_back(fmt::format("RANK={}", rank));
+    env_strings.push_back(fmt::format("LOCAL_RANK={}", rank));  // one machine: rank r on GPU r
     env_strings.push_back(fmt::format("WORLD_SIZE={}", nproc));
     env_strings.push_back("MASTER_ADDR=127.0.0.1");
     env_strings.push_back(fmt::format("MASTER_PORT={}", port));

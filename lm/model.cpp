@@ -1,5 +1,7 @@
 #include "lm/model.h"
 
+#include "experiments/execution.h"
+#include "kernels/impl_choice.h"
 
 #include <fmt/format.h>
 
@@ -104,7 +106,9 @@ torch::Tensor AttentionImpl::merge_heads(const torch::Tensor& x) const {
 
 torch::Tensor AttentionImpl::token_gate(const torch::Tensor& x) {
   if (!gate_proj) return {};
-  auto g = gate_proj(x).transpose(1, 2);  // (B, H, N)
+  fpa::Float32Region float32;  // bf16 autocast: the field and the gates stay float32
+  const bool low = x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf;
+  auto g = gate_proj(low ? x.to(at::kFloat) : x).transpose(1, 2);  // (B, H, N)
   return config.kind == AttentionKind::Fox ? torch::log_sigmoid(g) : g;
 }
 
@@ -129,7 +133,10 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, int64_t offset) {
     q = fpa::apply_rope(q, offset, config.rope_base);
     k = fpa::apply_rope(k, offset, config.rope_base);
   }
-  const auto gate = operator_gate(token_gate(x));
+  const auto gate = [&] {
+    fpa::Float32Region float32;  // FPA's cumulative field in float32 under bf16 autocast
+    return operator_gate(token_gate(x));
+  }();
   return o_proj(merge_heads(fpa::attention(q, k, v, gate, attention_options())));
 }
 
@@ -247,6 +254,14 @@ torch::Tensor LanguageModelImpl::loss(const torch::Tensor& tokens) {
   const auto target = tokens.narrow(1, 1, N);
   return torch::nn::functional::cross_entropy(logits.reshape({-1, config.vocab_size}),
                                               target.reshape({-1}));
+}
+
+void LanguageModelImpl::use_device(const torch::Device& device) {
+  to(device);
+  const bool gpu = device.is_cuda();
+  if (config.impl == fpa::Impl::Reference || (config.impl == fpa::Impl::Cuda) == gpu) return;
+  config.impl = fpa::resolve_impl("auto", device.type());
+  for (auto& b : blocks) b->attn->config.impl = config.impl;
 }
 
 int64_t LanguageModelImpl::parameter_count() const {

@@ -94,7 +94,8 @@ struct AttentionImpl : torch::nn::Module {
   torch::Tensor merge_heads(const torch::Tensor& x) const;   // (B, H, N, D) -> (B, N, C)
   // Per-token gate values (B, H, N) from the layer input x (B, N, C):
   //   fox: log forget gate log f_t (<= 0);  fpa: increment delta_t (any sign);
-  //   softmax kinds: undefined tensor.
+  //   softmax kinds: undefined tensor. Float32 under bf16 autocast (--precision bf16): the gate
+  //   projection runs outside autocast, so the field and gates keep float32.
   torch::Tensor token_gate(const torch::Tensor& x);
   // What fpa::attention takes as `gate` from token_gate's output over a whole sequence:
   //   fox: the log forget gates themselves; fpa: the field phi = cumsum(delta) over N.
@@ -137,6 +138,11 @@ struct LanguageModelImpl : torch::nn::Module {
 
   int64_t parameter_count() const;
   int64_t gate_parameter_count() const;  // the gate/increment projections only
+  torch::Device device() const { return embed->weight.device(); }  // where the weights live
+  // Moves the weights to `device` (--device) and, when the implementation the model was built or
+  // saved with does not run there (fused on a GPU, cuda on the CPU), takes the device's own
+  // (impl auto: kernels/impl_choice.h) in every layer. The identity is unchanged.
+  void use_device(const torch::Device& device);
 
   ModelConfig config;
   torch::nn::Embedding embed{nullptr};

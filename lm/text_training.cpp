@@ -63,6 +63,7 @@ class TextTask final : public TrainTask {
  public:
   TextTask(const TrainOptions& o, LanguageModel& model, Communicator& comm)
       : t_(o.train),
+        exec_(o.execution),
         model_(model),
         comm_(comm),
         corpus_(load_corpus(o.corpus_dir)),
@@ -82,10 +83,16 @@ class TextTask final : public TrainTask {
   double forward_backward(int64_t, int64_t& tokens) override {
     const int world = comm_.world_size();
     const int64_t per_rank = t_.batch / world, micro = per_rank / t_.accum;
-    const auto rows = sampler_.next_batch(t_.batch).narrow(0, comm_.rank() * per_rank, per_rank);
-    auto loss_sum = torch::zeros({1});
+    // The whole global batch is drawn on every rank, so the data order is a single process's.
+    const auto rows = sampler_.next_batch(t_.batch)
+                          .narrow(0, comm_.rank() * per_rank, per_rank)
+                          .to(exec_.device);
+    auto loss_sum = torch::zeros({1}, torch::TensorOptions(exec_.device));
     for (int64_t a = 0; a < t_.accum; ++a) {
-      const auto loss = model_->loss(rows.narrow(0, a * micro, micro)) / double(t_.accum);
+      const auto loss = [&] {
+        AutocastScope autocast(exec_);  // the forward only: backward runs outside autocast
+        return model_->loss(rows.narrow(0, a * micro, micro)) / double(t_.accum);
+      }();
       loss.backward();
       loss_sum += loss.detach();
     }
@@ -105,7 +112,10 @@ class TextTask final : public TrainTask {
     val_cell_.clear();
     if (done % t_.val_every != 0 && done != t_.steps) return;
     model_->eval();
-    last_val_ = mean_window_loss(model_, val_windows_, t_.batch);
+    {
+      AutocastScope autocast(exec_);
+      last_val_ = mean_window_loss(model_, val_windows_, t_.batch);
+    }
     model_->train();
     val_cell_ = fmt::format("{:.6f}", last_val_);
   }
@@ -122,6 +132,7 @@ class TextTask final : public TrainTask {
 
  private:
   const TrainConfig& t_;
+  Execution exec_;
   LanguageModel& model_;
   Communicator& comm_;
   Corpus corpus_;
@@ -141,7 +152,8 @@ TextOutcome train(const TrainOptions& o, Communicator& comm) {
   LanguageModel model{nullptr};
   TextTask task(o, model, comm);
   torch::manual_seed(o.seed);
-  model = LanguageModel(o.model);
+  model = LanguageModel(o.model);  // drawn on the CPU: the same weights on every device
+  model->to(o.execution.device);
   auto optimizer = make_optimizer(model, o.train);
   CheckpointFormat checkpoints(model, *optimizer, o.preset_name);
 
@@ -150,15 +162,16 @@ TextOutcome train(const TrainOptions& o, Communicator& comm) {
   run.log_name = "log.csv";
   run.progress_label = fmt::format("lm-train {}", to_string(o.model.kind));
   run.banner = fmt::format(
-      "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {}: {} parameters "
+      "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {} on {}: {} parameters "
       "(gate/increment projections {})",
       o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
-      fpa::to_string(o.model.fpa_backward), comm.world_size(), model->parameter_count(),
+      fpa::to_string(o.model.fpa_backward), comm.world_size(), o.execution.describe(),
+      model->parameter_count(),
       model->gate_parameter_count());
   run.checkpoint_every = o.train.checkpoint_every;
   TextOutcome out;
   static_cast<TrainOutcome&>(out) =
-      fpa::train({*model, *optimizer, &checkpoints}, o.train, task, run, comm);
+      fpa::train({*model, *optimizer, &checkpoints, o.execution.device}, o.train, task, run, comm);
   out.final_val_loss = std::isnan(task.last_val()) ? last_val_loss(out.log_rows) : task.last_val();
   return out;
 }

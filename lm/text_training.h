@@ -9,6 +9,7 @@
 #include "lm/distributed.h"
 #include "lm/model.h"
 #include "lm/presets.h"
+#include "experiments/execution.h"
 #include "experiments/train_loop.h"
 
 #include <cstdint>
@@ -22,6 +23,7 @@ struct TrainOptions {
   TrainConfig train;
   std::string corpus_dir;
   uint64_t seed = 0;
+  Execution execution;  // --device and --precision: where the model trains, and in what precision
   // The run directory, --out copy, --resume, provenance and test faults, as the caller sets them;
   // train() names the tool, the log (log.csv), the progress label, the banner and the checkpoint
   // interval (train.checkpoint_every).

@@ -1,9 +1,11 @@
 // lm-train: trains one language model (one preset, one attention variant) with checkpoints,
 // resumption and optional data parallelism (--nproc N starts N ranks on this machine).
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "experiments/run_dir.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
+#include "kernels/impl_choice.h"
 #include "lm/launcher.h"
 #include "lm/memory.h"
 #include "lm/presets.h"
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
       ("master-port", po::value<int>()->default_value(0), "rendezvous port for --nproc (0: free)")
       ("print-params", po::bool_switch(), "print the parameter count of every variant and exit");
   add_options(cli, kSettings);
+  declare_execution_options(cli);
   cli.range("nproc", 1, 64);
   cli.range("master-port", 0, 65535);
   cli.input("corpus", PathKind::Dir);
@@ -82,8 +85,12 @@ int main(int argc, char** argv) {
     o.preset_name = p.name;
     o.model = p.model;
     o.train = p.train;
+    // Where it trains: this rank's GPU in a data-parallel run (LOCAL_RANK), before any work.
+    o.execution = execution_of(cli, local_rank_from_env());
     try {
       apply_options(cli, kSettings, o.model, o.train);
+      o.model.impl = choose_impl(cli.get<std::string>("impl"), operator_variant(o.model.kind),
+                                 o.model.fpa_backward, o.execution.device.type());
       o.model.validate();
     } catch (const std::invalid_argument& e) {
       fail_usage(e.what());
@@ -102,8 +109,11 @@ int main(int argc, char** argv) {
       require_training_memory(o.model, std::max<int64_t>(1, o.train.batch / nproc / o.train.accum),
                               nproc > 1 ? fmt::format("lm-train with {} ranks (each)", nproc)
                                         : std::string("lm-train"));
+    const bool gpu = o.execution.device.is_cuda();
     if (nproc > 1 && !std::getenv("RANK")) {
-      if (!distributed_available()) fail_usage("--nproc > 1 needs a build with Gloo");
+      if (!distributed_available(gpu))
+        fail_usage(gpu ? "--nproc > 1 on GPUs needs a build with NCCL"
+                       : "--nproc > 1 needs a build with Gloo");
       return launch_ranks(nproc, args_without(argc, argv, "nproc"), cli.get<int>("master-port"));
     }
     o.corpus_dir = cli.get<std::string>("corpus");
@@ -112,7 +122,7 @@ int main(int argc, char** argv) {
     o.run.resume = cli.flag("resume");
     o.run.out_copy = cli.out();
     o.run.provenance = [&cli] { return Provenance::from(cli).to_json(); };
-    auto comm = communicator_from_env();
+    auto comm = communicator_from_env(gpu);
     const bool lead = comm->rank() == 0;
     const auto outcome = train(o, *comm);
     if (outcome.diverged) {

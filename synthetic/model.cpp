@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include "experiments/execution.h"
+
 namespace fpa::synthetic {
 
 TargetSetModelImpl::TargetSetModelImpl(const ModelConfig& c) : config_(c) {
@@ -31,10 +33,13 @@ ModelOutput TargetSetModelImpl::forward(const at::Tensor& types, const at::Tenso
   out.q = heads(wq_(x));
   out.k = heads(wk_(x));
   auto v = heads(wv_(x));
-  if (c.attention.variant == Variant::Fox) {
-    out.gate = torch::log_sigmoid(gate_(x)).transpose(1, 2).contiguous();
-  } else if (c.attention.variant == Variant::Fpa) {
-    out.gate = fpa_field_from_increments(gate_(x).transpose(1, 2)).contiguous();
+  {
+    Float32Region float32;  // bf16 autocast: the field and the gates stay float32
+    if (c.attention.variant == Variant::Fox) {
+      out.gate = torch::log_sigmoid(gate_(x)).transpose(1, 2).contiguous();
+    } else if (c.attention.variant == Variant::Fpa) {
+      out.gate = fpa_field_from_increments(gate_(x).transpose(1, 2)).contiguous();
+    }
   }
   auto o = attention(out.q, out.k, v, out.gate, forward_options());  // (B, H, N, D)
   out.y = readout_(o.permute({0, 2, 1, 3}).reshape({b, n, c.heads * c.head_dim}));

@@ -1,6 +1,7 @@
 #include "run_options.h"
 
 #include "experiments/settings_table.h"
+#include "experiments/execution.h"
 #include "kernels/impl_choice.h"
 
 #include <fmt/format.h>
@@ -103,6 +104,7 @@ void add_run_options(Cli& cli) {
     return is_task_path(task) ? std::vector<std::string>{task} : std::vector<std::string>{};
   });
   kTable.add_options(cli, kOptions);
+  declare_execution_options(cli);
 }
 
 void require_run_memory(const RunConfig& c) {
@@ -129,7 +131,15 @@ RunConfig run_config_from(const Cli& cli) {
   }
   c.model.num_types = int64_t(c.task.types.size());
   try {
+    c.execution = execution_of(cli);
+  } catch (const UsageError& e) {
+    fail_usage(e.what());
+  }
+  try {
     kTable.apply_options(cli, kOptions, c);
+    auto& a = c.model.attention;
+    a.impl = choose_impl(cli.get<std::string>("impl"), a.variant, a.fpa_backward,
+                         c.execution.device.type());
   } catch (const std::invalid_argument& e) {
     fail_usage(e.what());
   }

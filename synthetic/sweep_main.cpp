@@ -3,6 +3,7 @@
 // configuration, then summary.csv (SPEC section 7 columns first). The study itself is
 // run_sweep (sweep_runner.h).
 #include "experiments/cli.h"
+#include "experiments/execution_options.h"
 #include "experiments/run_dir.h"
 #include "run_options.h"
 #include "sweep.h"
@@ -48,6 +49,7 @@ void declare_options(fpa::Cli& cli) {
       ("summarize-only", fpa::po::bool_switch(), "run nothing: summarise the runs already complete")
       ("dump-first-seed", fpa::po::bool_switch(), "runs of the first seed also write <run>.dump.csv (figure data)");
   syn::add_shared_run_options(cli, kSharedRunOptions);
+  fpa::declare_execution_options(cli);  // passed to every run
   cli.range("seeds", 1, 100000);
   cli.range("jobs", 1, 256);
   cli.output("out-dir", fpa::PathKind::Dir, fpa::kSweepOwnEntries);
@@ -72,7 +74,9 @@ syn::GridSpec grid_spec_from(const fpa::Cli& cli) {
   spec.first_seed = cli.seed();
   spec.seeds = cli.get<int>("seeds");
   spec.shared_args = syn::shared_run_args(cli, kSharedRunOptions);
-  spec.shared_args.insert(spec.shared_args.end(), {"--threads", std::to_string(cli.threads())});
+  spec.shared_args.insert(spec.shared_args.end(), {"--threads", std::to_string(cli.threads()),
+                                                   "--device", cli.get<std::string>("device"),
+                                                   "--precision", cli.get<std::string>("precision")});
   // Each run's sidecar names the study's config file (not part of a run's identity: a run made
   // without it is still reused).
   if (cli.has("config"))

@@ -31,17 +31,24 @@ Batch held_out(const RunConfig& c, int64_t n) {
   return sample_batch(c.task, payload_table(c), c.eval_seqs, n, rng);
 }
 
-Metrics evaluate(TargetSetModel& model, const Batch& data) {
+Batch on_device(const Batch& b, const torch::Device& device) {
+  return {b.types.to(device), b.payloads.to(device), b.field.to(device), b.targets.to(device),
+          b.y.to(device)};
+}
+
+Metrics evaluate(TargetSetModel& model, const Batch& batch, const Execution& execution) {
   torch::NoGradGuard no_grad;
   model->eval();
+  const auto data = on_device(batch, execution.device);
+  AutocastScope autocast(execution);
   auto out = model->forward(data.types, data.payloads);
-  auto weights = model->attention_weights(out);                         // (B, H, N, N)
+  auto weights = model->attention_weights(out).to(at::kFloat);          // (B, H, N, N)
   auto on_target = (weights * data.targets.unsqueeze(1).to(weights.scalar_type())).sum(-1);
   auto per_head = on_target.mean(at::IntArrayRef{0, 2});                               // (H)
   Metrics m;
   m.mass = per_head.mean().item<double>();
   m.mass_best = per_head.max().item<double>();
-  m.mse = (out.y - data.y).pow(2).mean().item<double>();
+  m.mse = (out.y.to(at::kFloat) - data.y).pow(2).mean().item<double>();
   const auto flat = data.y.reshape({-1, data.y.size(-1)});
   const double var = flat.var(0, /*unbiased=*/false).mean().item<double>();
   m.nmse = m.mse / var;
@@ -62,9 +69,12 @@ class TargetSetTask final : public TrainTask {
   }
 
   double forward_backward(int64_t, int64_t& tokens) override {
-    const auto batch = sample_batch(c_.task, table_, c_.batch, c_.n, rng_);
-    auto out = model_->forward(batch.types, batch.payloads);
-    auto loss = torch::mse_loss(out.y, batch.y);
+    const auto batch = on_device(sample_batch(c_.task, table_, c_.batch, c_.n, rng_), c_.execution.device);
+    const auto loss = [&] {
+      AutocastScope autocast(c_.execution);  // the forward only: backward runs outside autocast
+      auto out = model_->forward(batch.types, batch.payloads);
+      return torch::mse_loss(out.y.to(at::kFloat), batch.y);
+    }();
     const double value = loss.item<double>();
     if (!std::isfinite(value)) return value;
     loss.backward();
@@ -88,7 +98,7 @@ class TargetSetTask final : public TrainTask {
  private:
   void record(int64_t step, double loss) {
     CurvePoint p{step, step > 0 ? learning_rate(c_, step - 1) : 0.0, loss,
-                 synthetic::evaluate(model_, eval_n_)};
+                 synthetic::evaluate(model_, eval_n_, c_.execution)};
     if (r_.steps_to_converge < 0 && converged(p.held_out)) r_.steps_to_converge = step;
     r_.curve.push_back(p);
   }
@@ -108,6 +118,7 @@ class TargetSetTask final : public TrainTask {
 RunResult train_run(const RunConfig& c, TargetSetModel& model, const std::string& progress_label) {
   const auto start = std::chrono::steady_clock::now();
   RunResult r;
+  model->to(c.execution.device);  // built on the CPU: the same weights on every device
   TargetSetTask task(c, model, r);
   torch::optim::AdamW opt(model->parameters(),
                           torch::optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
@@ -116,11 +127,11 @@ RunResult train_run(const RunConfig& c, TargetSetModel& model, const std::string
   run.progress_label = progress_label;
   run.show_progress = !progress_label.empty();
   SingleProcess one;
-  const auto outcome = fpa::train({*model, opt}, c, task, run, one);
+  const auto outcome = fpa::train({*model, opt, nullptr, c.execution.device}, c, task, run, one);
   if (outcome.diverged)
     throw std::runtime_error(outcome.message.substr(0, outcome.message.find(';')));
   r.final_n = r.curve.back().held_out;
-  r.final_2n = evaluate(model, held_out(c, 2 * c.n));
+  r.final_2n = evaluate(model, held_out(c, 2 * c.n), c.execution);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

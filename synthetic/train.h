@@ -8,6 +8,7 @@
 // (MSE / variance of y). A run converges when mass >= 0.9 and normalised MSE <= 0.1 at n.
 #pragma once
 
+#include "experiments/execution.h"
 #include "experiments/train_loop.h"
 #include "model.h"
 #include "task.h"
@@ -29,6 +30,7 @@ struct RunConfig : TrainSchedule {
   int64_t eval_every = 50;
   int64_t eval_seqs = 256;
   uint64_t seed = 0;
+  Execution execution;  // --device, --precision: how it runs, not part of the run's key
 };
 
 struct Metrics {
@@ -55,7 +57,8 @@ struct RunResult {
 };
 
 struct Batch;
-Metrics evaluate(TargetSetModel& model, const Batch& data);
+// On `execution`'s device and precision (the model must be there).
+Metrics evaluate(TargetSetModel& model, const Batch& data, const Execution& execution = {});
 
 // Trains and evaluates; `progress_label` non-empty shows a progress line. Throws
 // std::runtime_error when the loss stops being finite.

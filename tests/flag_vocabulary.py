@@ -20,20 +20,21 @@ failures = []
 
 # Which shared flags each tool must have (beyond --out, --seed, --threads, --config, --help).
 SHARED = {
-    "synthetic-run": ["variant", "fpa-backward", "st-temperature", "length", "impl", "hidden"],
-    "synthetic-sweep": ["variants", "fpa-backward", "st-temperature", "length", "impl", "out-dir"],
+    "synthetic-run": ["variant", "fpa-backward", "st-temperature", "length", "impl", "hidden", "device", "precision"],
+    "synthetic-sweep": ["variants", "fpa-backward", "st-temperature", "length", "impl", "out-dir", "device", "precision"],
     "lm-train": ["variant", "fpa-backward", "st-temperature", "length", "impl", "hidden", "corpus",
-                 "out-dir"],
+                 "out-dir", "device", "precision"],
     "passkey-train": ["variant", "fpa-backward", "st-temperature", "length", "impl", "hidden",
-                      "corpus", "out-dir"],
-    "attention-bench": ["variants", "fpa-backward", "lengths"],
+                      "corpus", "out-dir", "device", "precision"],
+    "attention-bench": ["variants", "fpa-backward", "lengths", "device", "precision"],
     "bias-bench": ["lengths"],
-    "lm-eval": ["corpus", "positions", "summary"],
-    "passkey-eval": ["variant", "lengths", "summary"],
-    "passkey-probe": ["variant", "lengths"],
+    "lm-eval": ["corpus", "positions", "summary", "device", "precision"],
+    "passkey-eval": ["variant", "lengths", "summary", "device", "precision"],
+    "passkey-probe": ["variant", "lengths", "device", "precision"],
     "theory-realization": ["lengths"],
     "theory-fox-special-case": ["lengths"],
     "lm-prepare-brown": ["out-dir"],
+    "lm-compress": ["device", "precision"],
 }
 COMMON = ["out", "seed", "threads", "config", "help"]
 

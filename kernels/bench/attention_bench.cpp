@@ -6,6 +6,7 @@
 // run_attention_bench (attention_bench_study.h); this file parses and checks the flags.
 #include "attention_bench_study.h"
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "kernels/cpu/fused_cpu.h"
 
 #include <fmt/format.h>
@@ -139,7 +140,14 @@ int main(int argc, char** argv) {
           "time and memory of the attention implementations (reference, fused, cuda)",
           "results/bench/attention.csv");
   declare_options(cli);
+  declare_execution_options(cli, "cpu");
   cli.parse(argc, argv);
+  try {
+    cpu_execution_of(cli, "this benchmark times the CPU implementations; the GPU benchmark is "
+                          "kernels/cuda/device-check.sh");
+  } catch (const UsageError& e) {
+    fail_usage(e.what());
+  }
   const Provenance provenance = Provenance::from(cli);
   const auto settings = settings_from(cli);
   require_bench_memory(settings);

@@ -3,6 +3,7 @@
 // fraction) with the achieved occupancy beside the full cache's perplexity on the same windows.
 // The study itself is run_compress (compress_study.h).
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "lm/checkpoint_option.h"
 #include "experiments/torch_runtime.h"
 #include "lm/cache/cli_options.h"
@@ -74,11 +75,13 @@ int main(int argc, char** argv) {
           "and kept fraction (lm/compress/README.md)",
           "results/lm/compress/run.csv");
   declare_options(cli);
+  declare_execution_options(cli, "cpu");
   cli.parse(argc, argv);
   const auto budgets = cache::budgets_from(cli);
 
   try {
     set_threads(cli.threads());
+    cpu_execution_of(cli, "KV-cache decoding (lm/cache) runs on the CPU in float32 (GPU decoding is not built yet)");
     seed_everything(cli.seed());
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
     const auto& mc = loaded.config;

@@ -61,13 +61,14 @@ void BatchMaker::set_state(const std::string& state) {
 
 PasskeyLoss passkey_loss(lm::LanguageModel& model, const TrainBatch& batch, double answer_weight) {
   const int64_t n = batch.tokens.size(1) - 1;
-  auto logits = model->forward(batch.tokens.narrow(1, 0, n));
-  auto target = batch.tokens.narrow(1, 1, n);
+  const auto tokens = batch.tokens.to(model->device());
+  auto logits = model->forward(tokens.narrow(1, 0, n));
+  auto target = tokens.narrow(1, 1, n);
   auto ce = torch::nn::functional::cross_entropy(
                 logits.reshape({-1, logits.size(-1)}), target.reshape({-1}),
                 torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
                 .view(target.sizes());
-  auto mask = batch.answer_mask.to(ce.dtype());
+  auto mask = batch.answer_mask.to(ce.device(), ce.scalar_type());
   PasskeyLoss out;
   auto all = ce.mean();
   out.all_ce = all.item<double>();

@@ -35,7 +35,8 @@ double heldout_accuracy(lm::LanguageModel& model, const HeldOutSet& set, int64_t
   for (int64_t r0 = 0; r0 < count; r0 += batch) {
     const int64_t rows = std::min(batch, count - r0);
     const auto tokens = set.tokens.narrow(0, r0, rows);
-    const auto predicted = model->forward(tokens.narrow(1, 0, n)).argmax(-1);  // (rows, n)
+    const auto predicted =
+        model->forward(tokens.narrow(1, 0, n).to(model->device())).argmax(-1).cpu();  // (rows, n)
     auto pred = predicted.accessor<int64_t, 2>();
     auto tok = tokens.accessor<int64_t, 2>();
     for (int64_t r = 0; r < rows; ++r) {

@@ -3,6 +3,7 @@
 // --out and the same cells averaged over depths to --summary (SPEC section 7's columns first).
 // The study itself is run_passkey_eval (eval_study.h); this file parses and checks the flags.
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "lm/checkpoint_option.h"
 #include "lm/passkey/filler.h"
 #include "experiments/torch_runtime.h"
@@ -112,11 +113,13 @@ int main(int argc, char** argv) {
           "policies (lm/cache/README.md: " + cache::policy_names() + ")",
           "results/passkey/cells.csv");
   declare_options(cli);
+  declare_execution_options(cli, "cpu");
   cli.parse(argc, argv);
   const auto settings = settings_from(cli);
   const auto budgets = cache::budgets_from(cli);
   try {
     set_threads(cli.threads());
+    cpu_execution_of(cli, "KV-cache decoding (lm/cache) runs on the CPU in float32 (GPU decoding is not built yet)");
     const auto setup = load_eval_setup(cli, settings.lengths, "passkey-eval");
     auto tables = run_passkey_eval(settings, setup, policies_for(cli, budgets, setup));
     const auto prov = eval_provenance(cli);

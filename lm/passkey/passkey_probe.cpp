@@ -13,6 +13,7 @@
 // key is kept when one of its digit entries is; the cut-off is the lowest bias kept. The study
 // itself is run_passkey_probe (probe_study.h).
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 #include "lm/checkpoint_option.h"
 #include "lm/passkey/filler.h"
 #include "experiments/torch_runtime.h"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   cli.require([](const po::variables_map& vm) { return !vm["out"].as<std::string>().empty(); }, "--out is required");
   add_filler_options(cli, {"repeated", "corpus-test", "corpus-validation"}, true);
   lm::declare_checkpoint_input(cli);
+  declare_execution_options(cli, "cpu");
   cli.parse(argc, argv);
   const auto lengths = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int m : lengths) if (m < 1) fail_usage("--lengths: multiples must be >= 1");
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   settings.out = cli.out();
   try {
     set_threads(cli.threads());
+    cpu_execution_of(cli, "KV-cache decoding (lm/cache) runs on the CPU in float32 (GPU decoding is not built yet)");
     const auto setup = load_eval_setup(cli, lengths, "passkey-probe");  // passkey-eval's set-up
     auto result = run_passkey_probe(settings, setup);
     result.table.commit(eval_provenance(cli));

@@ -4,6 +4,8 @@
 // experiments/train_loop.h, as lm-train's. This file maps the command line to the model, the
 // training and the task.
 #include "experiments/cli.h"
+#include "experiments/execution.h"
+#include "kernels/impl_choice.h"
 #include "experiments/run_dir.h"
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   }, "--corpus-fraction > 0 needs --corpus");
   cli.input("corpus", PathKind::Dir);
   passkey::add_filler_options(cli, {"repeated", "corpus-train"}, /*declare_corpus=*/false);
+  declare_execution_options(cli);
   cli.output("out-dir", PathKind::Dir, {"checkpoint.pt", "train_log.csv.json", kRunLockName});
   cli.parse(argc, argv);
   passkey::PromptConfig pc;
@@ -89,7 +92,10 @@ int main(int argc, char** argv) {
     s.task.curriculum =
         passkey::parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
     set_threads(cli.threads());
+    s.execution = execution_of(cli);
     lm::apply_options(cli, kSettings, s.model, s.train);  // lm's AdamW and clipping otherwise
+    s.model.impl = choose_impl(cli.get<std::string>("impl"), lm::operator_variant(s.model.kind),
+                               s.model.fpa_backward, s.execution.device.type());
     s.model.validate();
     lm::require_training_memory(s.model, s.train.batch, "passkey-train");
     passkey::apply_filler_options(cli, pc);

@@ -54,7 +54,10 @@ TrainOutcome train_passkey(const TrainSettings& s) {
   const auto heldout = s.task.check_every > 0
                            ? make_heldout(s.prompt, mc.context, s.check_keys, heldout_seed(s.seed))
                            : HeldOutSet{};
-  PasskeyTask task(s.task, model, data, heldout);
+  model->to(s.execution.device);  // drawn on the CPU: the same weights on every device
+  auto task_options = s.task;
+  task_options.execution = s.execution;
+  PasskeyTask task(task_options, model, data, heldout);
   auto optimizer = lm::make_optimizer(model, s.train);
   lm::CheckpointFormat checkpoints(model, *optimizer, /*preset=*/"");
 
@@ -64,12 +67,15 @@ TrainOutcome train_passkey(const TrainSettings& s) {
   // passkey-eval and passkey-probe, lm::training_record); --out gets a copy.
   run.log_name = "train_log.csv";
   run.progress_label = "passkey-train " + run.out_dir;
-  run.banner = fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}, filler {}",
+  run.banner = fmt::format("passkey-train: {} params, {} of {} rows corpus, L = {}, filler {}{}",
                            model->parameter_count(), data.corpus_rows(), s.train.batch, mc.context,
-                           s.prompt.filler_source);
+                           s.prompt.filler_source,
+                           s.execution.device.is_cpu() && !s.execution.autocast()
+                               ? std::string()
+                               : ", on " + s.execution.describe());
   run.checkpoint_every = s.train.checkpoint_every;
   SingleProcess one;
-  return train({*model, *optimizer, &checkpoints}, s.train, task, run, one);
+  return train({*model, *optimizer, &checkpoints, s.execution.device}, s.train, task, run, one);
 }
 
 }  // namespace fpa::passkey

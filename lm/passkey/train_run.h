@@ -27,6 +27,7 @@ struct TrainSettings {
   double embed_std = 0;           // std of the token embedding's initialisation; 0: the model's
   std::vector<double> gate_bias;  // initial per-head gate/increment bias; empty: the model's
   uint64_t seed = 0;
+  Execution execution;            // --device, --precision
   TrainRun run;                   // out_dir, --out, --resume, provenance, --stop-after
 };
 

@@ -94,7 +94,10 @@ std::string PasskeyTask::upgrade_log_rows(const std::string& rows) const {
 double PasskeyTask::forward_backward(int64_t step, int64_t& tokens) {
   length_ = length_at(o_.curriculum, step, o_.final_length);
   const auto batch = data_.next(length_);
-  loss_ = passkey_loss(model_, batch, o_.answer_weight);
+  {
+    AutocastScope autocast(o_.execution);  // the forward only: backward runs outside autocast
+    loss_ = passkey_loss(model_, batch, o_.answer_weight);
+  }
   const double value = loss_.total.item<double>();
   if (std::isfinite(value)) loss_.total.backward();
   tokens += batch.tokens.numel();
@@ -104,7 +107,10 @@ double PasskeyTask::forward_backward(int64_t step, int64_t& tokens) {
 void PasskeyTask::evaluate(int64_t done) {
   check_cell_.clear();
   if (o_.check_every == 0 || done % o_.check_every != 0) return;
-  const double acc = heldout_accuracy(model_, heldout_, o_.batch);
+  const double acc = [&] {
+    AutocastScope autocast(o_.execution);
+    return heldout_accuracy(model_, heldout_, o_.batch);
+  }();
   check_cell_ = fmt::format("{:.4f}", acc);
   learned_now_ = acc >= o_.learned_accuracy;
   check_step_ = done;

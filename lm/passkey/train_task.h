@@ -5,6 +5,7 @@
 
 #include "lm/passkey/batch.h"
 #include "lm/passkey/heldout.h"
+#include "experiments/execution.h"
 #include "experiments/train_loop.h"
 #include "lm/model.h"
 
@@ -29,6 +30,7 @@ struct TaskOptions {
   int64_t check_every = 0;      // steps between held-out checks; 0: none
   double learned_accuracy = 0.95;
   bool stop_when_learned = false;
+  Execution execution;          // --device and --precision (the model is on execution.device)
 };
 
 class PasskeyTask final : public TrainTask {
