@@ -4,14 +4,18 @@
 // Models, tasks and theory all call it; this folder knows nothing of them.
 //
 // Shapes and dtypes (B = batch, H = heads, N = sequence length, D = head dimension):
-//   q, k, v : (B, H, N, D), float32 or float64, same dtype and device
-//   gate    : (B, H, N), same dtype
+//   q, k, v : (B, H, N, D), one dtype (float32, float64, bfloat16 or float16) and device
+//   gate    : (B, H, N), the dtype of q for float32/float64; float32 for bfloat16/float16 (the
+//             field and gates stay in float32; a half-precision gate is refused, not upcast,
+//             since its rounding already made ties)
 //               Softmax: ignored (pass an undefined tensor)
 //               FoX    : log forget gates log f_t <= 0; the bias is F_i - F_j, F = cumsum(log f)
 //               FPA    : the field phi_t itself (levels); the bias is min_{j<=l<=i} phi_l - phi_j.
 //                        Use `fpa_field_from_increments` for the walk parameterisation.
 //   returns : (B, H, N, D), query i attends to keys j <= i.
 // Logits are  scale * q_i . k_j + b_ij  with scale = 1/sqrt(D) unless given.
+// bfloat16/float16: the reference and fused (CPU) implementations compute in float32 and return
+// the input dtype, gradients in each input's dtype; impl 'cuda': kernels/cuda/cuda_attention.h.
 // All implementations are differentiable in q, k, v and gate through LibTorch autograd.
 // The options (Variant, Impl, FpaBackward, AttentionOptions) and their names: kernels/options.h.
 #pragma once

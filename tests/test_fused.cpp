@@ -209,6 +209,65 @@ TEST(Fused, DoubleBackwardMatchesReference) {
   }
 }
 
+// bfloat16/float16 on the CPU: the reference and the fused kernels compute in float32 and return
+// the input dtype, so output and gradients are, bit for bit, the float32 computation on the
+// rounded inputs rounded back (gradients of q, k, v in their dtype, the float32 gate's in float32).
+TEST(HalfPrecision, CpuImplementationsComputeInFloat32AndReturnTheInputDtype) {
+  for (const Case& c : all_cases()) {
+    if (c.field != Field::Integer) continue;  // ties: the tie rule must survive the casts
+    const Inputs in = make_inputs({1, 2, 37, 8}, c.variant, c.field, 13);
+    for (Impl impl : {Impl::Reference, Impl::Fused}) {
+      const AttentionOptions o{c.variant, impl, c.fpa_backward, 0.7, 0.0};
+      for (auto dtype : {at::kBFloat16, at::kHalf}) {
+        const std::string what = case_name(c) + " " + to_string(impl) + " " + c10::toString(dtype);
+        // The inputs as the caller has them (half), and the same values in float32.
+        auto leaves = [&](at::ScalarType t) {
+          std::vector<at::Tensor> l;
+          for (const auto& x : {in.q, in.k, in.v})
+            l.push_back(x.to(dtype).to(t).detach().requires_grad_(true));
+          l.push_back(in.gate.defined() ? in.gate.to(at::kFloat).detach().requires_grad_(true)
+                                        : at::Tensor());
+          return l;
+        };
+        auto grads = [&](std::vector<at::Tensor>& l, at::Tensor& out) {
+          out = attention(l[0], l[1], l[2], l[3], o);
+          std::vector<at::Tensor> wrt{l[0], l[1], l[2]};
+          if (l[3].defined()) wrt.push_back(l[3]);
+          // dout as the half output's backward delivers it: rounded to the dtype.
+          const auto dout = in.dout.to(dtype).to(at::kFloat);
+          return torch::autograd::grad({(out.to(at::kFloat) * dout).sum()}, wrt);
+        };
+        auto half = leaves(dtype), single = leaves(at::kFloat);
+        at::Tensor out_half, out_single;
+        const auto g_half = grads(half, out_half), g_single = grads(single, out_single);
+        ASSERT_EQ(out_half.scalar_type(), dtype) << what;
+        EXPECT_TRUE(at::equal(out_half, out_single.to(dtype))) << what;
+        for (size_t i = 0; i < g_half.size(); ++i) {
+          const auto want_dtype = i < 3 ? dtype : at::kFloat;
+          ASSERT_EQ(g_half[i].scalar_type(), want_dtype) << what << " grad " << i;
+          EXPECT_TRUE(at::equal(g_half[i], g_single[i].to(want_dtype))) << what << " grad " << i;
+        }
+      }
+    }
+  }
+}
+
+// The gate stays float32 with half-precision q, k, v: a half gate (its levels already rounded
+// into ties) and a float64 one are refused, not cast.
+TEST(HalfPrecision, GateMustBeFloat32) {
+  const Inputs in = make_inputs({1, 1, 6, 4}, Variant::Fpa, Field::Random, 2);
+  const auto q = in.q.to(at::kBFloat16);
+  for (Impl impl : {Impl::Reference, Impl::Fused}) {
+    const AttentionOptions o{Variant::Fpa, impl, FpaBackward::Exact, 1.0, 0.0};
+    EXPECT_NO_THROW(attention(q, q, q, in.gate.to(at::kFloat), o));
+    for (auto bad : {at::kBFloat16, at::kHalf, at::kDouble})
+      EXPECT_THROW(attention(q, q, q, in.gate.to(bad), o), std::invalid_argument)
+          << c10::toString(bad);
+    EXPECT_THROW(attention(q, q.to(at::kHalf), q, in.gate.to(at::kFloat), o),
+                 std::invalid_argument);  // mixed half dtypes
+  }
+}
+
 // The tiles' float exponential: within 2e-7 of std::exp where the result matters, exactly 0 for
 // negligible weights (a subnormal there made FoX's backward 10x slower on some CPUs), and NaN
 // still propagates.

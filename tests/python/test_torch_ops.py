@@ -86,6 +86,21 @@ got = attention(q.float(), k.float(), v.float(), phi.float(), "fpa", "fused", "e
 check(got.dtype == torch.float32 and rel_err(got.double(), python_attention(q, k, v, phi, "fpa")) < 1e-4,
       "float32 fused FPA within 1e-4 of the float64 definition")
 
+# bfloat16/float16 q, k, v with a float32 field: computed in float32 on the CPU, returned (and
+# differentiated) in the input dtype; a half-precision field is refused.
+for dtype in (torch.bfloat16, torch.float16):
+    leaves = [t.to(dtype).requires_grad_() for t in (q, k, v)] + [phi.float().requires_grad_()]
+    got = attention(*leaves, "fpa", "fused", "exact")
+    grads = torch.autograd.grad(got.float().sum(), leaves)
+    check(got.dtype == dtype and [g.dtype for g in grads] == [dtype] * 3 + [torch.float32]
+          and rel_err(got.double(), python_attention(q, k, v, phi, "fpa")) < 2e-2,
+          f"{dtype} fused FPA: output and gradients in the input dtypes, within 2e-2")
+    try:
+        attention(*[t.to(dtype) for t in (q, k, v, phi)], "fpa", "fused", "exact")
+        check(False, f"{dtype} field refused")
+    except (RuntimeError, ValueError) as e:
+        check("gate must be float32" in str(e), f"{dtype} field refused")
+
 # Keyword arguments carry the command line's names (--fpa-backward, --st-temperature).
 by_name = attention(q, k, v, phi, variant="fpa", impl="fused", fpa_backward="straight-through",
                     st_temperature=TAU)
