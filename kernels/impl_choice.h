@@ -20,8 +20,8 @@
 namespace fpa {
 
 // Empty when `impl` in this build runs `variant`'s forward pass and its backward pass with
-// `fpa_backward`; otherwise why not, as one line ("cuda: FPA's straight-through backward is not
-// implemented on the GPU").
+// `fpa_backward`; otherwise why not, as one line ("cuda: not in this build"). Limits that depend
+// on the tensors (cuda's head dimensions, kernels/cuda/cuda_dispatch.h) are checked per call.
 std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward);
 
 // The implementation a name stands for on `device`: "auto" -> Cuda on a CUDA device, Fused

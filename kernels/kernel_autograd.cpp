@@ -18,9 +18,9 @@ std::vector<at::Tensor> double_backward_grads(const std::vector<at::Tensor>& sav
                                    ref, dout);
 }
 
-at::Tensor gate_gradient(const at::Tensor& dgate, Variant variant, at::ScalarType dtype) {
-  auto d = dgate;
-  if (variant == Variant::Fox) d = d.flip(-1).cumsum(-1).flip(-1);
+at::Tensor gate_gradient(const KernelGrads& g, Variant variant, at::ScalarType dtype) {
+  auto d = g.dgate;
+  if (variant == Variant::Fox && !g.dgate_is_log_gate) d = d.flip(-1).cumsum(-1).flip(-1);
   return d.to(dtype);
 }
 

@@ -7,7 +7,8 @@
 // the double backward (a backward with create_graph differentiates through the reference's ops,
 // reference_attention_grads, with its n x n memory: the kernels give first derivatives only),
 // the gradient of the incoming output gradient when it is undefined (zeros), and FoX's gate
-// gradient (the kernels return dLoss/dF; d log f_t = sum_{s >= t} dF_s) cast to the input dtype.
+// gradient (kernels that return dLoss/dF get d log f_t = sum_{s >= t} dF_s taken here) cast to
+// the gate's dtype (float32 for bfloat16/float16 inputs).
 //
 // A device's kernels are a type `Kernels` with
 //   using DeviceGuard = ...;  // constructed from the inputs' at::Device for the call's duration
@@ -42,10 +43,12 @@ struct KernelForward {
   std::vector<at::Tensor> saved;  // what the backward needs besides the inputs and out
 };
 
-// dgate: float64, dLoss/dF for FoX (the autograd function turns it into d log f); undefined
-// for softmax.
+// dgate: float64; for FoX dLoss/dF (the autograd function turns it into d log f) unless
+// dgate_is_log_gate (the tiled CUDA kernels take the reverse cumulative sum themselves);
+// undefined for softmax.
 struct KernelGrads {
   at::Tensor dq, dk, dv, dgate;
+  bool dgate_is_log_gate = false;
 };
 
 // A device's problem description (fused::Problem, cuda::KernelProblem) with the sizes of q
@@ -76,8 +79,9 @@ at::Tensor gate_argument(const at::Tensor& q, const at::Tensor& gate, Variant va
 std::vector<at::Tensor> double_backward_grads(const std::vector<at::Tensor>& saved,
                                               const KernelCall& call, const at::Tensor& dout);
 
-// FoX: d log f from dF (reverse cumulative sum); then the input dtype.
-at::Tensor gate_gradient(const at::Tensor& dgate, Variant variant, at::ScalarType dtype);
+// FoX: d log f from dF (reverse cumulative sum) unless the kernels returned d log f already;
+// then the gate's dtype.
+at::Tensor gate_gradient(const KernelGrads& g, Variant variant, at::ScalarType dtype);
 
 template <class Kernels>
 struct KernelAttention : public torch::autograd::Function<KernelAttention<Kernels>> {
@@ -125,7 +129,7 @@ struct KernelAttention : public torch::autograd::Function<KernelAttention<Kernel
     const std::vector<at::Tensor> saved(s.begin() + 5, s.end());
     auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
     auto g = Kernels::backward(q, k, v, gate, out, saved, dout, call);
-    if (g.dgate.defined()) g.dgate = gate_gradient(g.dgate, call.variant, q.scalar_type());
+    if (g.dgate.defined()) g.dgate = gate_gradient(g, call.variant, s[3].scalar_type());
     return {g.dq, g.dk, g.dv, g.dgate, none, none, none, none, none};
   }
 };

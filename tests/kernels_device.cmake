@@ -3,6 +3,8 @@
 # device check builds on a machine without the suite's other packages.
 # The CUDA kernels (skipped with a reason unless LibTorch has CUDA and a GPU is present).
 fpa_test(test_fused_cuda ${CMAKE_CURRENT_LIST_DIR}/test_fused_cuda.cpp)
+# Which CUDA kernel impl 'cuda' runs for each dtype, head dimension and mode (no GPU needed).
+fpa_test(test_cuda_dispatch ${CMAKE_CURRENT_LIST_DIR}/test_cuda_dispatch.cpp)
 # The GPU kernels' tile algorithm (kernels/cuda/tile_*.h) run on the CPU in the GPU's order,
 # against the float64 reference (no GPU needed).
 fpa_test(test_tile_algorithm ${CMAKE_CURRENT_LIST_DIR}/test_tile_algorithm.cpp)

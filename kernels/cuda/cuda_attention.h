@@ -1,7 +1,20 @@
-// LibTorch binding of the CUDA kernels (fpa_cuda_kernels.h): fpa::attention calls this for
-// Impl::Cuda. Built only when LibTorch has CUDA (FPA_WITH_CUDA). Tensors must be on one CUDA
-// device; differentiable in q, k, v and gate, except FPA's straight-through backward, which
-// the GPU kernels do not implement (an error says so; the CPU fused kernels do).
+// LibTorch binding of the CUDA kernels: fpa::attention calls this for Impl::Cuda. Linked only
+// when LibTorch has CUDA (FPA_WITH_CUDA); without it the build still compiles this binding
+// (fpa_cuda_binding_check, kernels/cuda/CMakeLists.txt) so that it cannot rot.
+//
+// Tensors on one CUDA device, differentiable in q, k, v and gate (first derivatives; a double
+// backward goes through the reference, kernels/kernel_autograd.h).
+//   dtypes        q, k, v float32, float64, bfloat16 or float16; gate float32 for bfloat16 /
+//                 float16 (kernels/attention.h); output and gradients in the inputs' dtypes.
+//   head dims     D, Dv <= 256. Which kernel runs for which dtype, head dimension and mode:
+//                 cuda_dispatch.h. In short, the tiled kernels (fp32 accumulation; bf16 / fp16
+//                 products on tensor cores when D, Dv are multiples of 16; fp32 exact, no TF32
+//                 yet) for D, Dv <= 128 (<= 64 in float64), with a deterministic backward and
+//                 both FPA modes; beyond that the one-thread-per-row kernels (bf16 / fp16 run in
+//                 fp32 there), whose backward uses atomics (not bitwise repeatable) and refuses
+//                 FPA's straight-through mode.
+//   limits        batch x heads <= 65535; the tiled dQ pass keeps 24 bytes per key tile of 64
+//                 in shared memory (N up to ~5e5 on sm_90); a launch that fails says so.
 #pragma once
 
 #include "kernels/attention.h"

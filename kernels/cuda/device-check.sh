@@ -9,13 +9,15 @@
 # 2. builds the kernel tests and torch.ops.fpa (libfpa_torch_ops.so);
 # 3. runs them: the tile algorithm on the CPU (test_tile_algorithm), the tiled kernels' source
 #    emulated on the CPU (test_tiled_emulated), the tiled kernels on the GPU against the float64
-#    reference and the CPU tile run, with bitwise repeatability (test_tiled_cuda), and the first
-#    CUDA kernels (test_fused_cuda).
+#    reference and the CPU tile run, with bitwise repeatability (test_tiled_cuda), the choice of
+#    kernel (test_cuda_dispatch), fpa::attention with impl 'cuda' in every dtype, the tiled and
+#    the row-per-thread kernels through the binding (test_fused_cuda), and torch.ops.fpa on CUDA
+#    tensors from Python (tests/python/test_torch_ops.py).
 # Output: $OUT (the device tool's folder; default build-gpu/device-check/): each test's log and
 # GoogleTest XML, the GPU's and the toolchain's description (device.txt). Exit status: non-zero
-# when a build or a test failed. The benchmark against SDPA and FlexAttention (issue 48) needs the
-# tiled kernels inside fpa::attention first; FULL=1 also builds the whole suite and runs
-# attention-bench (needs the suite's packages, scripts/install-deps.sh).
+# when a build or a test failed. The benchmark against SDPA and FlexAttention (issue 48, item 7)
+# is not written yet; FULL=1 also builds the whole suite and runs attention-bench (needs the
+# suite's packages, scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-gpu}
@@ -46,7 +48,7 @@ cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DFPA_KERNEL
   -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" "${extra[@]}" >"$OUT_DIR/configure.log" 2>&1 ||
   { tail -n 30 "$OUT_DIR/configure.log"; echo "error: configure failed ($OUT_DIR/configure.log)" >&2; exit 1; }
 grep -E "FPA:" "$OUT_DIR/configure.log"
-targets=(test_tile_algorithm test_fused_cuda fpa_torch_ops)
+targets=(test_tile_algorithm test_cuda_dispatch test_fused_cuda fpa_torch_ops)
 for t in test_tiled_cuda test_tiled_emulated; do
   cmake --build "$BUILD" --target help | grep -Eq "^(\.\.\. )?$t(:|$)" && targets+=("$t")
 done
@@ -54,7 +56,7 @@ cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >"$OUT_DIR/build.l
   { tail -n 40 "$OUT_DIR/build.log"; echo "error: build failed ($OUT_DIR/build.log)" >&2; exit 1; }
 
 gpu=$(python3 -c 'import torch; print(int(torch.cuda.is_available()))' 2>/dev/null || echo 0)
-for t in test_tile_algorithm test_tiled_emulated test_tiled_cuda test_fused_cuda; do
+for t in test_tile_algorithm test_cuda_dispatch test_tiled_emulated test_tiled_cuda test_fused_cuda; do
   [[ -x $BUILD/tests/$t ]] || { echo "== $t: not built"; continue; }
   echo "== $t"
   "$BUILD/tests/$t" --gtest_output="xml:$OUT_DIR/$t.xml" >"$OUT_DIR/$t.log" 2>&1
@@ -65,6 +67,16 @@ for t in test_tile_algorithm test_tiled_emulated test_tiled_cuda test_fused_cuda
     status=1; echo "error: $t skipped tests although torch sees a GPU"
   fi
 done
+
+# torch.ops.fpa.attention on CUDA tensors through this PyTorch: every mode, float64, float32,
+# bfloat16 and float16 (tests/python/test_torch_ops.py; its GPU part runs only with a GPU).
+echo "== python test_torch_ops"
+python3 tests/python/test_torch_ops.py "$BUILD/lib/libfpa_torch_ops.so" >"$OUT_DIR/test_torch_ops.log" 2>&1 ||
+  { status=1; grep -E "^FAIL|Error|error" "$OUT_DIR/test_torch_ops.log" | head -n 20; }
+grep -cE "^ok +cuda" "$OUT_DIR/test_torch_ops.log" | sed 's/^/GPU checks passed: /'
+if [[ $gpu == 1 ]] && ! grep -qE "^ok +cuda" "$OUT_DIR/test_torch_ops.log"; then
+  status=1; echo "error: test_torch_ops checked nothing on the GPU although torch sees one"
+fi
 
 if [[ ${FULL:-0} == 1 ]]; then
   echo "== FULL=1: the whole suite against the same LibTorch, and attention-bench"

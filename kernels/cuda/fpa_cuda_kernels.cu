@@ -7,8 +7,11 @@
 namespace fpa::cuda {
 namespace {
 
-constexpr int kThreads = 64;  // queries per block; also the key tile size
-constexpr int kKeyTile = 64;
+constexpr int kThreads = 64;  // queries per block
+// Keys per shared-memory tile: 32 in double, so that D = Dv = 256 (~131 KB) fits sm_80's 163 KB
+// (64 asked 263 KB and failed at launch). The tile only chunks the loads: every thread still
+// visits its keys one by one in the same order, so the results do not depend on it.
+template <class T> constexpr int kKeyTile = sizeof(T) == 8 ? 32 : 64;
 
 // FoX: F = cumsum(log f) per head, in double. One thread per head (O(N) each).
 template <class T>
@@ -19,10 +22,12 @@ __global__ void prefix_kernel(const T* gate, double* prefix, int64_t heads_total
   for (int64_t l = 0; l < n; ++l) prefix[bh * n + l] = s += double(gate[bh * n + l]);
 }
 
-// Loads keys [j0, j0 + kKeyTile) of one head into shared memory (rows past n are skipped).
-template <class T>
-__device__ void load_tile(const T* src, T* dst, int64_t j0, int64_t n, int64_t width) {
-  const int64_t rows = min(int64_t(kKeyTile), n - j0);
+// Loads keys [j0, j0 + tile) of one head into shared memory (rows past n are skipped). `tile` is
+// the kernel's kKeyTile (the prefix is double in float kernels too).
+template <class U>
+__device__ void load_tile(const U* src, U* dst, int64_t j0, int64_t n, int64_t width,
+                          int64_t tile) {
+  const int64_t rows = min(tile, n - j0);
   for (int64_t e = threadIdx.x; e < rows * width; e += blockDim.x) dst[e] = src[j0 * width + e];
 }
 
@@ -34,15 +39,15 @@ struct TileSmem {
   double* prefix;
   __device__ TileSmem(unsigned char* raw, int64_t d, int64_t dv) {
     prefix = reinterpret_cast<double*>(raw);
-    k = reinterpret_cast<T*>(prefix + kKeyTile);
-    v = k + kKeyTile * d;
-    gate = v + kKeyTile * dv;
+    k = reinterpret_cast<T*>(prefix + kKeyTile<T>);
+    v = k + kKeyTile<T> * d;
+    gate = v + kKeyTile<T> * dv;
   }
 };
 
 template <class T>
 size_t tile_smem_bytes(int64_t d, int64_t dv) {
-  return kKeyTile * sizeof(double) + (kKeyTile * (d + dv + 1)) * sizeof(T);
+  return kKeyTile<T> * sizeof(double) + (kKeyTile<T> * (d + dv + 1)) * sizeof(T);
 }
 
 template <class T>
@@ -69,15 +74,15 @@ __global__ void forward_kernel(KernelProblem p, const T* __restrict__ q, const T
   const double fi = (active && fh) ? fh[i] : 0.0;
 
   const int64_t last = min(i0 + kThreads, n) - 1;  // the block's last query
-  for (int64_t j0 = (last / kKeyTile) * kKeyTile; j0 >= 0; j0 -= kKeyTile) {
+  for (int64_t j0 = (last / kKeyTile<T>) * kKeyTile<T>; j0 >= 0; j0 -= kKeyTile<T>) {
     __syncthreads();
-    load_tile(kh, tile.k, j0, n, d);
-    load_tile(vh, tile.v, j0, n, dv);
-    if (gh) load_tile(gh, tile.gate, j0, n, int64_t(1));
-    if (fh) load_tile(fh, tile.prefix, j0, n, int64_t(1));
+    load_tile(kh, tile.k, j0, n, d, kKeyTile<T>);
+    load_tile(vh, tile.v, j0, n, dv, kKeyTile<T>);
+    if (gh) load_tile(gh, tile.gate, j0, n, int64_t(1), kKeyTile<T>);
+    if (fh) load_tile(fh, tile.prefix, j0, n, int64_t(1), kKeyTile<T>);
     __syncthreads();
     if (!active) continue;
-    const int64_t top = min(j0 + kKeyTile - 1, i);  // keys j <= i only
+    const int64_t top = min(j0 + kKeyTile<T> - 1, i);  // keys j <= i only
     for (int64_t j = top; j >= j0; --j) {
       const int64_t c = j - j0;
       T s = 0;
@@ -144,15 +149,15 @@ __global__ void backward_kernel(KernelProblem p, const T* __restrict__ q,
   double row_sum = 0;       // FoX: sum_j g_ij, owed to dF_i
 
   const int64_t last = min(i0 + kThreads, n) - 1;
-  for (int64_t j0 = (last / kKeyTile) * kKeyTile; j0 >= 0; j0 -= kKeyTile) {
+  for (int64_t j0 = (last / kKeyTile<T>) * kKeyTile<T>; j0 >= 0; j0 -= kKeyTile<T>) {
     __syncthreads();
-    load_tile(kh, tile.k, j0, n, d);
-    load_tile(vh, tile.v, j0, n, dvd);
-    if (gh) load_tile(gh, tile.gate, j0, n, int64_t(1));
-    if (fh) load_tile(fh, tile.prefix, j0, n, int64_t(1));
+    load_tile(kh, tile.k, j0, n, d, kKeyTile<T>);
+    load_tile(vh, tile.v, j0, n, dvd, kKeyTile<T>);
+    if (gh) load_tile(gh, tile.gate, j0, n, int64_t(1), kKeyTile<T>);
+    if (fh) load_tile(fh, tile.prefix, j0, n, int64_t(1), kKeyTile<T>);
     __syncthreads();
     if (!active) continue;
-    const int64_t top = min(j0 + kKeyTile - 1, i);
+    const int64_t top = min(j0 + kKeyTile<T> - 1, i);
     for (int64_t j = top; j >= j0; --j) {
       const int64_t c = j - j0;
       T s = 0;

@@ -15,10 +15,11 @@
 //
 // Status: compiled by nvcc for sm_80 and sm_90; run on the CPU under an emulation of the CUDA
 // execution model (test_tiled_emulated: the same bits as the CPU tile run), never on a GPU yet
-// (test_tiled_cuda will); not called by fpa::attention. A straightforward shared-memory
-// version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per block; for
-// bf16 / fp16 with D, Dv multiples of 16 the products of every pass run on tensor cores (WMMA,
-// tiled_forward_wmma.cuh and tiled_backward_wmma.cuh; Problem::tensor_cores), untuned.
+// (test_tiled_cuda will); fpa::attention calls them (cuda_dispatch.h). A straightforward
+// shared-memory version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per
+// block; for bf16 / fp16 with D, Dv multiples of 16 the products of every pass run on tensor
+// cores (WMMA, tiled_forward_wmma.cuh and tiled_backward_wmma.cuh; Problem::tensor_cores),
+// untuned.
 // Limits: D, Dv <= kMaxHeadDim, B * H <= 65535, and the dQ pass keeps 24 bytes (fp32) per key
 // tile in shared memory (N up to ~5e5 on sm_90). Shared memory per block grows with D: at
 // D = 128 the fp64 forward (~234 KB) does not fit (the launch returns the error); the

@@ -118,20 +118,33 @@ for bad, needle in [(lambda: attention(q, k, v, phi, "fpx", "fused", "exact"), "
     except (RuntimeError, ValueError) as e:
         check(needle in str(e), f"bad argument raises ({needle})")
 
-# The GPU, when this library was built with CUDA and a GPU is present.
+# The GPU, when this library was built with CUDA and a GPU is present: every mode, float64 and
+# float32 (D 64, the tiled kernels; D 4 / Dv 3, their scalar tiles) and bfloat16 / float16 on
+# tensor cores (D 64, float32 field) against the plain float64 definition on the same rounded
+# inputs. Tolerances: the C++ tests' (tests/test_fused_support.h, tests/tiled_test_support.h).
+GPU_TOL = {torch.float64: 1e-9, torch.float32: 1e-4, torch.bfloat16: 2e-2, torch.float16: 4e-3}
 if torch.cuda.is_available():
-    for (variant, backward) in [("softmax", "exact"), ("fox", "exact"), ("fpa", "exact")]:
-        q, k, v, gate = inputs(70, variant, seed=6)
-        dev = [t.cuda().requires_grad_() if t is not None else None for t in (q, k, v, gate)]
-        got = attention(dev[0], dev[1], dev[2], dev[3], variant, "auto", backward)
+    for (variant, backward), dtype, (D, Dv) in itertools.product(
+            MODES, GPU_TOL, [(4, 3), (64, 64)]):
+        if dtype in (torch.bfloat16, torch.float16) and D % 16:
+            continue
+        q, k, v, gate = inputs(70, variant, seed=6, D=D, Dv=Dv)
+        q, k, v = (t.to(dtype).double() for t in (q, k, v))  # what the kernels see
+        gate_dtype = torch.float32 if dtype in (torch.bfloat16, torch.float16) else dtype
+        if gate is not None:
+            gate = gate.to(gate_dtype).double()
+        dev = [t.cuda().to(dt).requires_grad_() if t is not None else None
+               for t, dt in zip((q, k, v, gate), (dtype,) * 3 + (gate_dtype,))]
+        got = attention(dev[0], dev[1], dev[2], dev[3], variant, "auto", backward, TAU)
         cpu = [t.clone().requires_grad_() if t is not None else None for t in (q, k, v, gate)]
-        want = python_attention(cpu[0], cpu[1], cpu[2], cpu[3], variant, backward)
-        grads = torch.autograd.grad(got.sum(), [t for t in dev if t is not None])
+        want = python_attention(cpu[0], cpu[1], cpu[2], cpu[3], variant, backward, TAU)
+        grads = torch.autograd.grad(got.float().sum(), [t for t in dev if t is not None])
         want_grads = torch.autograd.grad(want.sum(), [t for t in cpu if t is not None])
-        floor = 1e-3 * max(g.abs().max().item() for g in want_grads)
-        errs = [rel_err(got.detach().cpu(), want.detach())] + [rel_err(a.cpu(), b, floor)
-                                                               for a, b in zip(grads, want_grads)]
-        check(max(errs) < 1e-9, f"cuda {variant}/{backward}: max rel err {max(errs):.1e}")
+        floor = (1e-3 if dtype == torch.float64 else 1e-2) * max(g.abs().max().item() for g in want_grads)
+        errs = [rel_err(got.detach().cpu().double(), want.detach())] + [
+            rel_err(a.cpu().double(), b, floor) for a, b in zip(grads, want_grads)]
+        check(got.dtype == dtype and max(errs) < GPU_TOL[dtype],
+              f"cuda {variant}/{backward} {dtype} D={D}: max rel err {max(errs):.1e}")
 else:
     print("note: no GPU visible; the CUDA implementation is not checked here")
 

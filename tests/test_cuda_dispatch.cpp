@@ -1,0 +1,94 @@
+// The choice of CUDA kernel for impl 'cuda' (kernels/cuda/cuda_dispatch.h), on the CPU: which
+// kernel runs for each dtype, head dimension and mode, where tensor cores are used, and the
+// one-line refusals. The GPU tests (test_fused_cuda) run the same calls on a device.
+#include "kernels/cuda/cuda_dispatch.h"
+
+#include <gtest/gtest.h>
+
+namespace fpa::cuda {
+namespace {
+
+using tiled::DType;
+
+CudaPlan plan(DType t, int64_t d, int64_t dv = -1, Variant v = Variant::Fpa,
+              FpaBackward b = FpaBackward::Exact, int64_t bh = 8) {
+  return plan_cuda_attention(t, bh, d, dv < 0 ? d : dv, v, b);
+}
+
+TEST(CudaDispatch, HalfPrecisionRunsTiledOnTensorCoresAtMultiplesOf16) {
+  for (DType t : {DType::BFloat16, DType::Float16}) {
+    for (int64_t d : {16, 64, 128}) {
+      const auto p = plan(t, d);
+      EXPECT_EQ(p.kernel, CudaKernel::Tiled) << d;
+      EXPECT_TRUE(p.tensor_cores) << d;
+      EXPECT_FALSE(p.compute_in_fp32) << d;
+    }
+    // Not multiples of 16: the tiled kernels' scalar tiles, still fp32 accumulation.
+    for (auto [d, dv] : {std::pair<int64_t, int64_t>{1, 1}, {40, 40}, {64, 24}, {100, 128}}) {
+      const auto p = plan(t, d, dv);
+      EXPECT_EQ(p.kernel, CudaKernel::Tiled) << d << " " << dv;
+      EXPECT_FALSE(p.tensor_cores) << d << " " << dv;
+    }
+  }
+}
+
+TEST(CudaDispatch, Float32AndFloat64RunTiledWithoutTensorCores) {
+  for (int64_t d : {1, 64, 100, 128}) {
+    const auto p = plan(DType::Float32, d);
+    EXPECT_EQ(p.kernel, CudaKernel::Tiled) << d;
+    EXPECT_FALSE(p.tensor_cores) << d;  // no TF32 pass in the tiled kernels yet
+  }
+  EXPECT_EQ(plan(DType::Float64, 64).kernel, CudaKernel::Tiled);
+  EXPECT_EQ(plan(DType::Float64, 64, 65).kernel, CudaKernel::RowPerThread);
+  // fp64 at D = 128: the tiled forward tile would need ~234 KB of shared memory.
+  EXPECT_EQ(plan(DType::Float64, 128).kernel, CudaKernel::RowPerThread);
+}
+
+TEST(CudaDispatch, HeadDimensionsPast128RunOnTheRowKernels) {
+  for (DType t : {DType::Float32, DType::Float64, DType::BFloat16, DType::Float16}) {
+    for (auto [d, dv] : {std::pair<int64_t, int64_t>{129, 64}, {64, 129}, {256, 256}}) {
+      const auto p = plan(t, d, dv);
+      EXPECT_EQ(p.kernel, CudaKernel::RowPerThread) << d << " " << dv;
+      EXPECT_TRUE(p.refusal.empty()) << p.refusal;
+      const bool half = t == DType::BFloat16 || t == DType::Float16;
+      EXPECT_EQ(p.compute_in_fp32, half) << d << " " << dv;  // the row kernels: float, double
+      EXPECT_FALSE(p.tensor_cores);
+    }
+  }
+}
+
+// Every mode runs forward everywhere; the backward is refused only for FPA's straight-through
+// mode on the row kernels, with the limits in the message.
+TEST(CudaDispatch, StraightThroughBackwardIsRefusedOnlyOnTheRowKernels) {
+  for (Variant v : {Variant::Softmax, Variant::Fox, Variant::Fpa})
+    for (FpaBackward b : {FpaBackward::Exact, FpaBackward::StraightThrough}) {
+      EXPECT_TRUE(plan(DType::BFloat16, 64, 64, v, b).backward_refusal.empty());
+      EXPECT_TRUE(plan(DType::Float64, 64, 64, v, b).backward_refusal.empty());
+      const bool refused = v == Variant::Fpa && b == FpaBackward::StraightThrough;
+      EXPECT_EQ(plan(DType::Float32, 200, 200, v, b).backward_refusal.empty(), !refused);
+    }
+  const auto p = plan(DType::Float64, 128, 128, Variant::Fpa, FpaBackward::StraightThrough);
+  EXPECT_EQ(p.backward_refusal, row_kernels_straight_through_refusal());
+  EXPECT_NE(p.backward_refusal.find("<= 128 (64 in float64)"), std::string::npos)
+      << p.backward_refusal;
+}
+
+TEST(CudaDispatch, RefusesHeadDimensionsPast256AndTooManyHeads) {
+  const auto big = plan(DType::Float32, 257, 64);
+  EXPECT_NE(big.refusal.find("head dimensions must be <= 256"), std::string::npos) << big.refusal;
+  EXPECT_FALSE(plan(DType::Float16, 64, 300).refusal.empty());
+  EXPECT_TRUE(plan(DType::Float32, 64, 64, Variant::Fox, FpaBackward::Exact, 65535).refusal.empty());
+  const auto heads = plan(DType::Float32, 64, 64, Variant::Fox, FpaBackward::Exact, 65536);
+  EXPECT_NE(heads.refusal.find("batch x heads must be <= 65535"), std::string::npos)
+      << heads.refusal;
+  for (const auto& r : {big.refusal, heads.refusal, row_kernels_straight_through_refusal()})
+    EXPECT_EQ(r.find('\n'), std::string::npos) << r;  // one line
+}
+
+TEST(CudaDispatch, KernelNames) {
+  EXPECT_EQ(to_string(CudaKernel::Tiled), "tiled");
+  EXPECT_EQ(to_string(CudaKernel::RowPerThread), "row-per-thread");
+}
+
+}  // namespace
+}  // namespace fpa::cuda
