@@ -192,6 +192,22 @@ case_ unallocatable "--print-params" lm-train --print-params --hidden 1000000 --
 if ! nvidia-smi -L >/dev/null 2>&1; then
   case_ out-of-range "--impl" lm-train --impl cuda --corpus "$s/corpus" --out-dir "$s/new"
 fi
+# --device and --precision (experiments/execution_options.h): a malformed value, a GPU that is
+# not there (before any work), and the CPU-only tools' refusal of a GPU and of bf16.
+base[synthetic-sweep]="--out-dir $s/sweep-new"
+for t in synthetic-run synthetic-sweep lm-train passkey-train lm-eval passkey-eval passkey-probe \
+         lm-compress attention-bench; do
+  b=(${base[$t]:-})
+  case_ out-of-range "--device" "$t" "${b[@]}" --device gpu
+  case_ out-of-range "--precision" "$t" "${b[@]}" --precision fp16
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    case_ out-of-range "--device cuda" "$t" "${b[@]}" --device cuda
+  fi
+done
+for t in passkey-eval passkey-probe lm-compress attention-bench; do
+  b=(${base[$t]:-})
+  case_ out-of-range "--precision bf16" "$t" "${b[@]}" --precision bf16
+done
 case_ out-of-range "--batch" lm-eval --batch 0 --checkpoint "$s/run"
 case_ unallocatable "lm-eval" lm-eval --batch 1000000 --checkpoint "$s/run" --corpus "$s/corpus" --out "$s/new.csv"
 case_ out-of-range "--length" passkey-train --length 100 --out-dir "$s/new"
