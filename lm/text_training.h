@@ -9,6 +9,7 @@
 #include "lm/distributed.h"
 #include "lm/model.h"
 #include "lm/presets.h"
+#include "lm/tokenizer.h"
 #include "experiments/train_loop.h"
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct TrainOptions {
   ModelConfig model;
   TrainConfig train;
   std::string corpus_dir;
+  // The corpus's token ids (lm/corpus_tokenizer.h's run_tokenizer for train.tokenizer); its
+  // vocabulary must be the model's. Recorded in checkpoints unless it is bytes.
+  Tokenizer tokenizer = Tokenizer::bytes();
   uint64_t seed = 0;
   // The run directory, --out copy, --resume, provenance and test faults, as the caller sets them;
   // train() names the tool, the log (log.csv), the progress label, the banner and the checkpoint
