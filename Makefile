@@ -10,6 +10,9 @@
 # the published C6 and C6-scale weights, and the C6 study and sweep in natural filler (lm/passkey/README.md);
 # PROFILE=passkey-natural trains the natural-filler recipe (issue 46; hours per run: for a GPU);
 # PROFILE=lm-compress the language-model compression study on the published C5 weights (lm/compress/README.md).
+# PROFILE=paper-smoke runs the paper preset's path (SentencePiece tokenizer, FPA, FoX, Transformer,
+# C5's evaluation) at a tiny scale in about a minute on a CPU, into runs/ (lm/README.md);
+# LM_CORPUS=<folder of text files> trains on a corpus of one's own instead of Brown.
 
 PROFILE ?= quick
 BUILD   ?= build
@@ -20,7 +23,7 @@ STUDIES := theory bench synthetic lm passkey
 # Studies only a profile of their own runs (never part of quick or full).
 EXTRA_STUDIES := eval passkey-sweep lm-compress
 # The studies a profile runs: a study's own profile runs that study alone.
-STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey passkey-natural:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress
+STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey passkey-natural:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress paper-smoke:lm
 OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
 RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 
@@ -70,7 +73,7 @@ reproduce-bench: build
 	@$(META) step bench -- kernels/reproduce.sh $(BUILD)/bin
 reproduce-synthetic: build
 	@$(META) step synthetic -- synthetic/reproduce.sh $(BUILD)/bin
-reproduce-lm: data-brown
+reproduce-lm: $(if $(LM_CORPUS),build,data-brown)
 	@$(META) step lm -- lm/reproduce.sh $(BUILD)/bin
 reproduce-passkey: data-brown
 	@$(META) step passkey -- lm/passkey/reproduce.sh $(BUILD)/bin

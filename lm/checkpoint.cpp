@@ -130,6 +130,11 @@ void write_model(torch::serialize::OutputArchive& archive, LanguageModel& model,
   archive.write("preset", c10::IValue(p.preset));
   add_model(sums, model);
   sums["config"] = hash_text(model_text(model->config));
+  // Only sub-word runs have the key: byte-level files stay as they were written before it.
+  if (!p.tokenizer.empty()) {
+    archive.write("tokenizer", c10::IValue(p.tokenizer));
+    sums["tokenizer"] = hash_text(p.tokenizer);
+  }
 }
 
 // Through a checked file: LibTorch's own file writer aborts the process on a full disk.
@@ -255,6 +260,11 @@ TrainProgress read_progress(torch::serialize::InputArchive& archive, const std::
     }
     archive.read("train_time_s", v); p.train_time_s = v.toDouble();
     archive.read("preset", v); p.preset = v.toStringRef();
+    p.tokenizer = read_string(archive, "tokenizer");  // absent: bytes
+    if (sums.count("tokenizer") ? sums.at("tokenizer") != hash_text(p.tokenizer)
+                                : !sums.empty() && !p.tokenizer.empty())
+      throw UsageError(fmt::format("checkpoint '{}' is corrupt: its tokenizer does not match its "
+                                   "checksum", path));
     return p;
   });
 }
@@ -404,11 +414,16 @@ void CheckpointFormat::save(const std::string& path, const RunProgress& p) {
   TrainProgress full;
   static_cast<RunProgress&>(full) = p;
   full.preset = preset_;
+  full.tokenizer = tokenizer_;
   save_checkpoint(path, model_, optimizer_, full);
 }
 
 RunProgress CheckpointFormat::resume(const std::string& path) {
   auto p = resume_checkpoint(path, model_, optimizer_);
+  if (p.tokenizer != tokenizer_)
+    throw UsageError(fmt::format("--resume: checkpoint '{}' was trained with tokenizer '{}', this "
+                                 "run's is '{}'", path, p.tokenizer.empty() ? "bytes" : p.tokenizer,
+                                 tokenizer_.empty() ? "bytes" : tokenizer_));
   preset_ = p.preset;
   return p;
 }

@@ -25,6 +25,7 @@ struct TrainingRecord;
 // the preset the run was started with.
 struct TrainProgress : RunProgress {
   std::string preset;        // the preset name the run was started with
+  std::string tokenizer;     // the sub-word tokenizer's identity line; "" (no key) for bytes
   bool weights_only = false; // a published weights file (save_weights): nothing to resume
 };
 
@@ -79,11 +80,14 @@ TrainingRecord training_record(const std::string& checkpoint);
 
 // The loop's checkpoint format for lm's models (experiments/train_loop.h): save_checkpoint and
 // resume_checkpoint of `model` and `optimizer`, keeping the preset the run was started with
-// (`preset` for a new run, the checkpoint's on resume).
+// (`preset` for a new run, the checkpoint's on resume) and recording `tokenizer`
+// (TrainProgress::tokenizer); a resume with another tokenizer is refused.
 class CheckpointFormat final : public Checkpointer {
  public:
-  CheckpointFormat(LanguageModel& model, torch::optim::Optimizer& optimizer, std::string preset)
-      : model_(model), optimizer_(optimizer), preset_(std::move(preset)) {}
+  CheckpointFormat(LanguageModel& model, torch::optim::Optimizer& optimizer, std::string preset,
+                   std::string tokenizer = "")
+      : model_(model), optimizer_(optimizer), preset_(std::move(preset)),
+        tokenizer_(std::move(tokenizer)) {}
   void save(const std::string& path, const RunProgress& p) override;
   RunProgress resume(const std::string& path) override;
   int64_t saved_step(const std::string& path) override;
@@ -92,6 +96,7 @@ class CheckpointFormat final : public Checkpointer {
   LanguageModel& model_;
   torch::optim::Optimizer& optimizer_;
   std::string preset_;
+  std::string tokenizer_;
 };
 
 }  // namespace fpa::lm

@@ -1,4 +1,4 @@
-// Training and evaluation windows cut from a split's byte stream.
+// Training and evaluation windows cut from a split's token stream.
 //
 // Training draws window start offsets uniformly from a 64-bit Mersenne Twister seeded from the run
 // seed; its state is the data position saved in checkpoints, so a resumed run sees the same
@@ -16,7 +16,8 @@ namespace fpa::lm {
 
 class WindowSampler {
  public:
-  // stream: uint8 (T,), window: tokens per window (context + 1 for next-token training).
+  // stream: uint8 bytes or int32 sub-word ids (T,) (lm/corpus_tokenizer.h's split_stream),
+  // window: tokens per window (context + 1 for next-token training).
   WindowSampler(at::Tensor stream, int64_t window, uint64_t seed);
   at::Tensor next_batch(int64_t batch);  // (batch, window) int64
   std::string state() const;             // the generator state as text

@@ -8,6 +8,7 @@
 #include "experiments/torch_runtime.h"
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
+#include "lm/corpus_tokenizer.h"
 #include "lm/eval_study.h"
 #include "lm/memory.h"
 
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
        "one-row CSV with the columns of results/lm/summary.csv; empty: none")
       ("batch", po::value<int64_t>()->default_value(16), "windows per forward pass")
       ("max-tokens-per-doc", po::value<int64_t>()->default_value(0),
-       "truncate each document to this many bytes (0: whole documents)");
+       "truncate each document to this many tokens (bytes for a byte-level model; 0: whole "
+       "documents)");
   cli.range("batch", 1, 1e6);
   cli.range("max-tokens-per-doc", 0, 1e12);
   lm::declare_checkpoint_input(cli);
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
     loaded.model->use_device(execution.device);
     const auto corpus = load_corpus(cli.get<std::string>("corpus"));
+    // The checkpoint's tokenizer, from beside the corpus, checked against its recorded SHA-256.
+    settings.tokenizer = recorded_tokenizer(loaded.progress.tokenizer, cli.get<std::string>("corpus"));
     require_forward_memory(loaded.config, settings.batch,
                            fmt::format("lm-eval with --batch {}", settings.batch));
     const auto result = [&] {
@@ -65,6 +69,7 @@ int main(int argc, char** argv) {
     const auto trained = training_record(cli.get<std::string>("checkpoint"));
     prov.config["train-seed"] = trained.seed;  // recorded in every sidecar
     prov.config["train-config"] = trained.config;
+    prov.config["tokenizer"] = settings.tokenizer.identity();
     report_lm_eval(result, settings, loaded, corpus, trained, prov);
     return 0;
   } catch (const UsageError& e) {  // a corrupt checkpoint or corpus, found before evaluating

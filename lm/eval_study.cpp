@@ -13,9 +13,11 @@ namespace fpa::lm {
 LmEvalResult run_lm_eval(const LmEvalSettings& s, LoadedModel& loaded, const Corpus& corpus) {
   Progress bar("lm-eval " + to_string(loaded.config.kind), 2, "split");
   LmEvalResult r;
-  r.validation = evaluate_documents(loaded.model, corpus.validation, s.batch, s.max_tokens_per_doc);
+  r.validation = evaluate_documents(loaded.model, corpus.validation, s.batch, s.max_tokens_per_doc,
+                                    s.tokenizer);
   bar.update(1);
-  r.test = evaluate_documents(loaded.model, corpus.test, s.batch, s.max_tokens_per_doc);
+  r.test = evaluate_documents(loaded.model, corpus.test, s.batch, s.max_tokens_per_doc,
+                              s.tokenizer);
   bar.finish();
   return r;
 }

@@ -8,6 +8,7 @@
 #include "lm/checkpoint.h"
 #include "lm/corpus.h"
 #include "lm/evaluate.h"
+#include "lm/tokenizer.h"
 
 #include <cstdint>
 #include <string>
@@ -16,9 +17,11 @@ namespace fpa::lm {
 
 struct LmEvalSettings {
   int64_t batch = 16;              // windows per forward pass
-  int64_t max_tokens_per_doc = 0;  // documents truncated to this many bytes (0: whole)
+  int64_t max_tokens_per_doc = 0;  // documents truncated to this many tokens (0: whole)
   std::string out;                 // per-split table
   std::string positions, summary;  // optional tables; empty: not written
+  // The tokenizer the checkpoint records (lm/corpus_tokenizer.h's recorded_tokenizer).
+  Tokenizer tokenizer = Tokenizer::bytes();
 };
 
 struct LmEvalResult {

@@ -1,5 +1,7 @@
 #include "lm/evaluate.h"
 
+#include "lm/corpus_tokenizer.h"
+
 #include <cmath>
 
 namespace fpa::lm {
@@ -18,7 +20,7 @@ double mean_window_loss(LanguageModel& model, const at::Tensor& windows, int64_t
 }
 
 double DocumentEval::perplexity() const { return std::exp(nll / double(tokens)); }
-double DocumentEval::bits_per_byte() const { return nll / double(tokens) / std::log(2.0); }
+double DocumentEval::bits_per_byte() const { return nll / double(bytes) / std::log(2.0); }
 
 namespace {
 
@@ -43,23 +45,38 @@ void add_windows(LanguageModel& model, const at::Tensor& windows, DocumentEval& 
   e.tokens += nll.numel();
 }
 
-}  // namespace
-
-std::vector<at::Tensor> document_windows(const std::vector<Document>& docs, int64_t context,
-                                         int64_t max_tokens_per_doc) {
+// Each document followed by "\n", as ids, cut to `max_tokens_per_doc` when that is > 0.
+std::vector<at::Tensor> document_ids(const std::vector<Document>& docs, int64_t max_tokens_per_doc,
+                                     const Tokenizer& tokenizer) {
   std::vector<at::Tensor> out;
   for (const auto& d : docs) {
-    auto tokens = encode_bytes(d.text + '\n');
+    auto tokens = document_tokens(tokenizer, d.text);
     if (max_tokens_per_doc > 0 && tokens.numel() > max_tokens_per_doc)
       tokens = tokens.narrow(0, 0, max_tokens_per_doc);
+    out.push_back(tokens);
+  }
+  return out;
+}
+
+std::vector<at::Tensor> windows_of(const std::vector<at::Tensor>& documents, int64_t context) {
+  std::vector<at::Tensor> out;
+  for (const auto& tokens : documents) {
     for (int64_t s = 0; s + 1 < tokens.numel(); s += context)
       out.push_back(tokens.narrow(0, s, std::min(context + 1, tokens.numel() - s)));
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<at::Tensor> document_windows(const std::vector<Document>& docs, int64_t context,
+                                         int64_t max_tokens_per_doc, const Tokenizer& tokenizer) {
+  return windows_of(document_ids(docs, max_tokens_per_doc, tokenizer), context);
+}
+
 DocumentEval evaluate_documents(LanguageModel& model, const std::vector<Document>& docs,
-                                int64_t batch, int64_t max_tokens_per_doc) {
+                                int64_t batch, int64_t max_tokens_per_doc,
+                                const Tokenizer& tokenizer) {
   torch::NoGradGuard no_grad;
   const int64_t context = model->config.context;
   DocumentEval e;
@@ -71,7 +88,9 @@ DocumentEval evaluate_documents(LanguageModel& model, const std::vector<Document
     add_windows(model, at::stack(full), e);
     full.clear();
   };
-  for (const auto& w : document_windows(docs, context, max_tokens_per_doc)) {
+  const auto documents = document_ids(docs, max_tokens_per_doc, tokenizer);
+  for (const auto& d : documents) e.bytes += predicted_bytes(tokenizer, d);
+  for (const auto& w : windows_of(documents, context)) {
     if (w.numel() == context + 1) {
       full.push_back(w);
       if (int64_t(full.size()) == batch) flush();

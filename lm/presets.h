@@ -7,6 +7,7 @@
 //           twice that); the quick profile runs fewer steps
 //   small : a few million parameters, about an hour per variant on one core
 //   paper : the paper's scale (hidden 768, 12 layers, 12 heads, sub-word vocabulary), for GPUs
+//   paper-smoke : paper's structure at a tiny scale (SentencePiece, 512 pieces), seconds on a CPU
 //
 // Every variant of a preset shares all of these numbers; only the attention kind differs, so
 // parameter counts differ only by the gate/increment projections of fox and fpa.

@@ -2,7 +2,7 @@
 # Language models (SPEC section 5, claim C5): trains and evaluates attention variants on the Brown
 # corpus from a preset file, configs/lm/<preset>.conf, and writes results/lm/.
 #
-#   lm/reproduce.sh <bin-dir>        PROFILE=quick (default), full, lm-small or lm-medium
+#   lm/reproduce.sh <bin-dir>        PROFILE=quick (default), full, lm-small, lm-medium or paper-smoke
 #
 #   quick    : tiny, LM_QUICK_STEPS optimiser steps (default 200), seed 0, every variant
 #   full     : tiny at its full budget (LM_FULL_STEPS overrides); seeds LM_SEEDS (default 0 1 2)
@@ -14,6 +14,16 @@
 #              0 1 2, issue 30): opt-in; its measured time is in the runs' logs and sidecars
 #              (lm/README.md says where)
 #   lm-medium: the medium preset (10.7M parameters), FPA and FoX, seed 0: opt-in, hours per run
+#   paper-smoke: the paper preset's path end to end on a CPU in about a minute: paper-smoke.conf
+#              (paper.conf's structure, a SentencePiece tokenizer of 512 pieces trained on the
+#              corpus's training split on first use, a few steps of a tiny model), FPA, FoX and the
+#              Transformer, seed 0, then lm-eval (C5's evaluation, LM_EVAL_TOKENS tokens of each
+#              document, default 1024). Its numbers mean nothing: they go to runs/, never
+#              results/lm/, and no weights are published. C6's passkey evaluation is not part of
+#              it (the passkey task is byte-level; lm/README.md).
+# LM_CORPUS: the corpus folder (default data/brown/text, fetched when missing; a folder of the
+# user's text files, one document per file, is split as Brown is). LM_OUT and LM_RUNS: where the
+# CSVs and the run directories go (defaults below).
 # LM_JOBS runs train at a time (default 2 for lm-small and lm-medium, whose runs are long; 1 for
 # the others, which make reproduce already runs beside other studies).
 # Runs live in runs/lm/<preset>-<profile>-steps<N>/<name> (checkpointed; an interrupted script
@@ -27,7 +37,7 @@ set -euo pipefail
 
 BIN=${1:?usage: lm/reproduce.sh <bin-dir>}
 PROFILE=${PROFILE:-quick}
-OUT=results/lm
+OUT=results/lm  # a profile may name another
 case "$PROFILE" in
   quick) PRESET=tiny; STEPS=${LM_QUICK_STEPS:-200}; SEEDS=0
          VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}; ABLATIONS="softmax-nope" ;;
@@ -37,40 +47,51 @@ case "$PROFILE" in
             VARIANTS=${LM_VARIANTS:-"fox fpa"}; ABLATIONS="" ;;
   lm-medium) PRESET=medium; STEPS=${LM_MEDIUM_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
              VARIANTS=${LM_VARIANTS:-"fox fpa"}; ABLATIONS="" ;;
-  *) echo "error: PROFILE must be quick, full, lm-small or lm-medium, got '$PROFILE'" >&2; exit 2 ;;
+  paper-smoke) PRESET=paper-smoke; STEPS=${LM_SMOKE_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
+               VARIANTS=${LM_VARIANTS:-"transformer fox fpa"}; ABLATIONS=""
+               OUT=runs/lm/paper-smoke/results ;;
+  *) echo "error: PROFILE must be quick, full, lm-small, lm-medium or paper-smoke, got '$PROFILE'" >&2
+     exit 2 ;;
 esac
+OUT=${LM_OUT:-$OUT}
+CORPUS=${LM_CORPUS:-data/brown/text}
 CONFIG=configs/lm/$PRESET.conf
-RUNS=runs/lm/$PRESET-$PROFILE-steps$STEPS
+RUNS=${LM_RUNS:-runs/lm/$PRESET-$PROFILE-steps$STEPS}
 PREFIX=$([[ $PRESET == tiny ]] && echo "" || echo "$PRESET-")
+# Profiles whose weights are published (results/weights/lm/): a run is complete only with them.
+PUBLISH=$([[ $PROFILE == quick || $PROFILE == paper-smoke ]] && echo 0 || echo 1)
 
 # One run: <name> <variant> <seed> [extra lm-train flags]. Evaluation of the quick profile reads
-# the first LM_EVAL_BYTES bytes of each validation and test document (the others: all of them).
+# the first LM_EVAL_BYTES bytes of each validation and test document, paper-smoke's the first
+# LM_EVAL_TOKENS tokens (the others: all of them).
 EVAL_CAP=0
 [[ "$PROFILE" == quick ]] && EVAL_CAP=${LM_EVAL_BYTES:-1024}
+[[ "$PROFILE" == paper-smoke ]] && EVAL_CAP=${LM_EVAL_TOKENS:-1024}
 run_one() {
   local name=$1 v=$2 seed=$3; shift 3
   local stamp="$PRESET $PROFILE steps=$STEPS seed=$seed eval=$EVAL_CAP $*"
-  # Beyond the quick profile a run is complete only with its weights published: one evaluated
-  # before weights were published is retrained (its CSVs then change).
+  [[ $CORPUS != data/brown/text ]] && stamp+=" corpus=$CORPUS"  # the published stamps stay as they were
+  # A published profile's run is complete only with its weights published: one evaluated before
+  # weights were published is retrained (its CSVs then change).
   if [[ -s "$OUT/summary-$name.csv" && "$(cat "$OUT/.done-$name" 2>/dev/null)" == "$stamp" ]] &&
-     [[ "$PROFILE" == quick || -f "results/weights/lm/$name.pt" ]]; then
+     [[ $PUBLISH == 0 || -f "results/weights/lm/$name.pt" ]]; then
     echo "lm: $name done (skipping)"
     return
   fi
   echo "lm: training $name ($PRESET, profile $PROFILE, seed $seed) $(date -u +%H:%M:%S)"
   "$BIN/lm-train" --config "$CONFIG" --variant "$v" --steps "$STEPS" --seed "$seed" --threads 1 \
-    --corpus data/brown/text --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" "$@"
-  "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus data/brown/text --threads 1 \
+    --corpus "$CORPUS" --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" "$@"
+  "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus "$CORPUS" --threads 1 \
     --max-tokens-per-doc "$EVAL_CAP" --out "$OUT/eval-$name.csv" \
     --positions "$OUT/positions-$name.csv" --summary "$OUT/summary-$name.csv"
-  [[ "$PROFILE" != quick ]] && scripts/publish_weights.sh "$BIN" lm "$RUNS/$name" "$name"
+  [[ $PUBLISH == 1 ]] && scripts/publish_weights.sh "$BIN" lm "$RUNS/$name" "$name"
   echo "$stamp" > "$OUT/.done-$name"
 }
 run_name() {  # <variant> <seed>
   [[ $2 == 0 ]] && echo "$PREFIX$1" || echo "$PREFIX$1-s$2"
 }
 
-lm/fetch_brown.sh "$BIN" data/brown
+[[ $CORPUS == data/brown/text ]] && lm/fetch_brown.sh "$BIN" data/brown
 mkdir -p "$OUT" "$RUNS"
 # Seed-major: an interrupted profile leaves every variant with the same seeds.
 JOBS=${LM_JOBS:-$([[ $PROFILE == lm-small || $PROFILE == lm-medium ]] && echo 2 || echo 1)}
@@ -92,3 +113,5 @@ fi
 # summary.csv: one row per run of every profile and preset (lm/combine_summaries.py).
 /usr/bin/python3 lm/combine_summaries.py "$OUT"
 column -s, -t < "$OUT/summary.csv" || cat "$OUT/summary.csv"
+[[ $PROFILE == paper-smoke ]] && echo "lm: paper-smoke done: $OUT (C6's passkey evaluation is not part of it, see lm/README.md)"
+exit 0

@@ -19,7 +19,7 @@ const SettingsTable<Configs> kTable({
      [](const Configs& c) { return to_string(c.model.kind); },
      [](Configs& c, const std::string& v) { c.model.kind = parse_attention_kind(v); }},
     {"vocab-size", "vocab_size", SettingRole::Identity, SettingType::Int, 1, kBig,
-     "vocabulary size (this suite's tokenizer is byte-level: 256)", FPA_INT_SETTING(Configs, model.vocab_size)},
+     "vocabulary size (256 with the bytes tokenizer; the pieces of a sentencepiece one)", FPA_INT_SETTING(Configs, model.vocab_size)},
     // Depth and heads are bounded by the memory check of the tool that builds the model (it names
     // the memory a size needs), the width also by a range.
     {"hidden", "hidden", SettingRole::Identity, SettingType::Int, 1, 1e6, "model width", FPA_INT_SETTING(Configs, model.hidden)},
@@ -74,6 +74,15 @@ const SettingsTable<Configs> kTable({
      FPA_INT_SETTING(Configs, train.val_windows)},
     {"checkpoint-every", "", SettingRole::Run, SettingType::Int, 1, kBig, "steps between checkpoints",
      FPA_INT_SETTING(Configs, train.checkpoint_every)},
+    // A run setting: checkpoints record the tokenizer's identity (with its model's SHA-256) on
+    // their own key, not in the configuration text. "" (the flag not given) keeps the preset's.
+    {"tokenizer", "", SettingRole::Run, SettingType::Text, 0, 0,
+     "token ids: bytes (vocab-size 256) or sentencepiece (vocab-size pieces trained on the "
+     "corpus's training split, saved beside it)",
+     [](const Configs& c) { return to_string(c.train.tokenizer); },
+     [](Configs& c, const std::string& v) {
+       if (!v.empty()) c.train.tokenizer = parse_tokenizer_kind(v);
+     }},
 }, "model or training setting");
 
 

@@ -2,6 +2,7 @@
 
 #include "experiments/cli.h"
 #include "lm/corpus.h"
+#include "lm/corpus_tokenizer.h"
 #include "lm/data.h"
 #include "lm/evaluate.h"
 #include "lm/checkpoint.h"
@@ -29,10 +30,15 @@ void check_options(const TrainOptions& o, int world) {
        fmt::format("batch {} must be divisible by the number of ranks {}", t.batch, world));
   need((t.batch / world) % t.accum == 0,
        fmt::format("per-rank batch {} must be divisible by accum {}", t.batch / world, t.accum));
-  need(o.model.vocab_size == 256,
-       fmt::format("this suite's tokenizer is byte-level (256 tokens); the model has vocab_size {} "
-                   "(the paper preset needs a sub-word tokenizer, see lm/README.md)",
-                   o.model.vocab_size));
+  if (o.tokenizer.kind() == TokenizerKind::Bytes)
+    need(o.model.vocab_size == 256,
+         fmt::format("the bytes tokenizer has 256 tokens; the model has vocab_size {} (a larger "
+                     "vocabulary needs tokenizer = sentencepiece, see lm/README.md)",
+                     o.model.vocab_size));
+  else
+    need(o.model.vocab_size == o.tokenizer.vocab_size(),
+         fmt::format("the tokenizer ({}) does not have the model's vocab_size {}",
+                     o.tokenizer.identity(), o.model.vocab_size));
 }
 
 // The last validation loss in the log rows (a run resumed with nothing left to train).
@@ -68,10 +74,11 @@ class TextTask final : public TrainTask {
         comm_(comm),
         corpus_(load_corpus(o.corpus_dir)),
         sampler_(naming_corpus(o.corpus_dir, [&] {
-          return WindowSampler(token_stream(corpus_.train), o.model.context + 1, o.seed);
+          return WindowSampler(split_stream(o.tokenizer, corpus_.train), o.model.context + 1,
+                               o.seed);
         })),
         val_windows_(naming_corpus(o.corpus_dir, [&] {
-          return leading_windows(token_stream(corpus_.validation), o.model.context + 1,
+          return leading_windows(split_stream(o.tokenizer, corpus_.validation), o.model.context + 1,
                                  t_.val_windows);
         })),
         context_(o.model.context) {}
@@ -155,7 +162,7 @@ TextOutcome train(const TrainOptions& o, Communicator& comm) {
   model = LanguageModel(o.model);  // drawn on the CPU: the same weights on every device
   model->to(o.execution.device);
   auto optimizer = make_optimizer(model, o.train);
-  CheckpointFormat checkpoints(model, *optimizer, o.preset_name);
+  CheckpointFormat checkpoints(model, *optimizer, o.preset_name, checkpoint_tokenizer(o.tokenizer));
 
   TrainRun run = o.run;
   run.tool = "lm-train";
@@ -163,11 +170,11 @@ TextOutcome train(const TrainOptions& o, Communicator& comm) {
   run.progress_label = fmt::format("lm-train {}", to_string(o.model.kind));
   run.banner = fmt::format(
       "lm-train: preset {} variant {} impl {} fpa-backward {} ranks {} on {}: {} parameters "
-      "(gate/increment projections {})",
+      "(gate/increment projections {}){}",
       o.preset_name, to_string(o.model.kind), fpa::to_string(o.model.impl),
       fpa::to_string(o.model.fpa_backward), comm.world_size(), o.execution.describe(),
-      model->parameter_count(),
-      model->gate_parameter_count());
+      model->parameter_count(), model->gate_parameter_count(),
+      o.tokenizer.kind() == TokenizerKind::Bytes ? "" : "; tokenizer " + o.tokenizer.identity());
   run.checkpoint_every = o.train.checkpoint_every;
   TextOutcome out;
   static_cast<TrainOutcome&>(out) =

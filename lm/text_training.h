@@ -10,6 +10,7 @@
 #include "lm/model.h"
 #include "lm/presets.h"
 #include "experiments/execution.h"
+#include "lm/tokenizer.h"
 #include "experiments/train_loop.h"
 
 #include <cstdint>
@@ -22,6 +23,9 @@ struct TrainOptions {
   ModelConfig model;
   TrainConfig train;
   std::string corpus_dir;
+  // The corpus's token ids (lm/corpus_tokenizer.h's run_tokenizer for train.tokenizer); its
+  // vocabulary must be the model's. Recorded in checkpoints unless it is bytes.
+  Tokenizer tokenizer = Tokenizer::bytes();
   uint64_t seed = 0;
   Execution execution;  // --device and --precision: where the model trains, and in what precision
   // The run directory, --out copy, --resume, provenance and test faults, as the caller sets them;

@@ -4,10 +4,22 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 namespace fpa::lm {
 
 namespace {
 constexpr int64_t kByteVocab = 256;
+}
+
+std::string to_string(TokenizerKind kind) {
+  return kind == TokenizerKind::Bytes ? "bytes" : "sentencepiece";
+}
+
+TokenizerKind parse_tokenizer_kind(const std::string& name) {
+  if (name == "bytes") return TokenizerKind::Bytes;
+  if (name == "sentencepiece") return TokenizerKind::SentencePiece;
+  throw std::invalid_argument(fmt::format("unknown tokenizer '{}' (bytes, sentencepiece)", name));
 }
 
 Tokenizer Tokenizer::bytes() { return Tokenizer(); }

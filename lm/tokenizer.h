@@ -18,6 +18,8 @@
 namespace fpa::lm {
 
 enum class TokenizerKind { Bytes, SentencePiece };
+std::string to_string(TokenizerKind kind);                   // "bytes", "sentencepiece"
+TokenizerKind parse_tokenizer_kind(const std::string& name);  // throws std::invalid_argument
 
 // A trained sub-word model: ids in [0, vocab_size()).
 class SubwordModel {

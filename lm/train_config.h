@@ -4,6 +4,7 @@
 #pragma once
 
 #include "experiments/train_loop.h"
+#include "lm/tokenizer.h"
 
 #include <cstdint>
 
@@ -21,6 +22,10 @@ struct TrainConfig : TrainSchedule {
   int64_t val_every = 100;       // steps between validation passes (lm-train)
   int64_t val_windows = 32;      // validation windows per pass (fixed, the first ones)
   int64_t checkpoint_every = 100;
+  // The corpus's token ids (lm/corpus_tokenizer.h): bytes, or a SentencePiece model of the
+  // model's vocab_size pieces. Not a checkpoint setting: the checkpoint records the tokenizer's
+  // identity line instead, only for sentencepiece (published checkpoints' text stays as it was).
+  TokenizerKind tokenizer = TokenizerKind::Bytes;
 };
 
 }  // namespace fpa::lm

@@ -6,6 +6,7 @@
 #include "experiments/provenance.h"
 #include "experiments/torch_runtime.h"
 #include "kernels/impl_choice.h"
+#include "lm/corpus_tokenizer.h"
 #include "lm/launcher.h"
 #include "lm/memory.h"
 #include "lm/presets.h"
@@ -29,7 +30,7 @@ const ToolSettings kSettings{{{"variant", "fpa"}, {"length", "0"}, {"hidden", "0
                               {"fpa-backward", "straight-through"}, {"st-temperature", "1"},
                               {"impl", "auto"}, {"steps", "0"}, {"batch", "0"}, {"accum", "0"},
                               {"lr", "0"}, {"warmup", "0"}, {"val-every", "0"}, {"val-windows", "0"},
-                              {"checkpoint-every", "0"}},
+                              {"checkpoint-every", "0"}, {"tokenizer", ""}},
                              /*keep_on_zero=*/true};
 
 void print_param_counts(const ModelConfig& base) {
@@ -46,7 +47,7 @@ void print_param_counts(const ModelConfig& base) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Cli cli("lm-train", "Train a byte-level language model from a preset (configs/lm/<preset>.conf).", "");
+  Cli cli("lm-train", "Train a language model from a preset (configs/lm/<preset>.conf).", "");
   cli.add()
       ("preset", po::value<std::string>()->default_value("tiny"),
        "a preset file's name: configs/lm/<preset>.conf (tiny, small, ...)")
@@ -104,6 +105,9 @@ int main(int argc, char** argv) {
       print_param_counts(o.model);
       return 0;
     }
+    // Before the ranks start: the launching process trains a missing SentencePiece model once.
+    o.corpus_dir = cli.get<std::string>("corpus");
+    o.tokenizer = run_tokenizer(o.train.tokenizer, o.corpus_dir, o.model.vocab_size);
     const int nproc = cli.get<int>("nproc");
     if (!std::getenv("RANK"))  // the launching process checks for all ranks
       require_training_memory(o.model, std::max<int64_t>(1, o.train.batch / nproc / o.train.accum),
@@ -116,12 +120,16 @@ int main(int argc, char** argv) {
                        : "--nproc > 1 needs a build with Gloo");
       return launch_ranks(nproc, args_without(argc, argv, "nproc"), cli.get<int>("master-port"));
     }
-    o.corpus_dir = cli.get<std::string>("corpus");
     o.seed = cli.seed();
     o.run.out_dir = cli.get<std::string>("out-dir");
     o.run.resume = cli.flag("resume");
     o.run.out_copy = cli.out();
-    o.run.provenance = [&cli] { return Provenance::from(cli).to_json(); };
+    const auto tokenizer = o.tokenizer.identity();  // the sidecar names the model's SHA-256
+    o.run.provenance = [&cli, tokenizer] {
+      auto p = Provenance::from(cli);
+      p.config["tokenizer"] = tokenizer;
+      return p.to_json();
+    };
     auto comm = communicator_from_env(gpu);
     const bool lead = comm->rank() == 0;
     const auto outcome = train(o, *comm);
@@ -130,10 +138,12 @@ int main(int argc, char** argv) {
       return 3;
     }
     if (lead) {
-      std::cerr << fmt::format("lm-train: {} steps, final validation loss {:.4f} ({:.3f} bits/byte), "
+      std::cerr << fmt::format("lm-train: {} steps, final validation loss {:.4f} ({:.3f} bits/{}), "
                                "{:.0f} tokens/s\n",
                                outcome.steps_done, outcome.final_val_loss,
-                               outcome.final_val_loss / std::log(2.0), outcome.tokens_per_s);
+                               outcome.final_val_loss / std::log(2.0),
+                               o.tokenizer.kind() == TokenizerKind::Bytes ? "byte" : "token",
+                               outcome.tokens_per_s);
     }
     return 0;
   } catch (const UsageError& e) {  // found before any training step: bad input, exit 2

@@ -187,6 +187,9 @@ case_ out-of-range "--preset" lm-train --preset no-such-preset --corpus "$s/corp
 case_ out-of-range "--hidden" lm-train --hidden 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
 case_ out-of-range "heads" lm-train --hidden 30 --heads 4 --corpus "$s/corpus" --out-dir "$s/new"
 case_ unallocatable "lm-train" lm-train --hidden 1000000 --corpus "$s/corpus" --out-dir "$s/new"
+case_ out-of-range "--tokenizer" lm-train --tokenizer words --corpus "$s/corpus" --out-dir "$s/new"
+case_ out-of-range "tokenizer" lm-train --vocab-size 512 --corpus "$s/corpus" --out-dir "$s/new"
+case_ out-of-range "Vocabulary size too high" lm-train --tokenizer sentencepiece --vocab-size 50277 --corpus "$s/corpus" --out-dir "$s/new"
 case_ unallocatable "lm-train" lm-train --layers 1000000000 --corpus "$s/corpus" --out-dir "$s/new"
 case_ unallocatable "--print-params" lm-train --print-params --hidden 1000000 --corpus "$s/corpus" --out-dir "$s/new"
 if ! nvidia-smi -L >/dev/null 2>&1; then

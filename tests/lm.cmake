@@ -25,9 +25,20 @@ if(TARGET fpa_lm)
     set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
     gtest_discover_tests(${t} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 900)
   endforeach()
+  # The SentencePiece module opened beside LibTorch (dlopen, RTLD_DEEPBIND) and the corpus's
+  # sub-word tensors; the module is a dependency of fpa_lm, so it is built with the test.
+  fpa_test(test_lm_sentencepiece_module ${_lm}/test_lm_sentencepiece_module.cpp)
+  target_link_libraries(test_lm_sentencepiece_module PRIVATE fpa_lm)
   # A preset is one file: one added at run time trains (FPA_PRESET_DIR).
   add_test(NAME lm_preset_is_a_file
            COMMAND ${CMAKE_SOURCE_DIR}/tests/preset_is_a_file.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
+endif()
+# PROFILE=paper-smoke through lm/reproduce.sh on a generated corpus, and the sub-word tokenizer's
+# refusals (about 15 s).
+if(TARGET lm-train AND TARGET lm-eval)
+  add_test(NAME lm_paper_smoke
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/lm_paper_smoke.sh ${CMAKE_BINARY_DIR}/bin ${CMAKE_SOURCE_DIR})
+  set_tests_properties(lm_paper_smoke PROPERTIES TIMEOUT 300)
 endif()
 # Language-model compression (lm/compress): the compressed-cache loss against the model's own.
 if(TARGET fpa_lm_compress)

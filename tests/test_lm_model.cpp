@@ -98,10 +98,18 @@ TEST(LmModel, PresetFilesKeepTheEarlierPresets) {
                                   p.model.context, p.train.batch, p.train.accum}),
             std::vector<int64_t>({50277, 768, 12, 1536, 2048, 256, 8}));
   EXPECT_EQ(t.note, "CPU, minutes: the scale the suite runs (claim C5's study, lm/reproduce.sh).");
-  const auto names = preset_names();  // smallest first: tiny, small, any others, paper
-  ASSERT_GE(names.size(), 3u);
-  EXPECT_EQ(names[0], "tiny");
-  EXPECT_EQ(names[1], "small");
+  // The tokenizer: bytes unless a preset says otherwise; paper and paper-smoke are sub-word.
+  EXPECT_EQ(t.train.tokenizer, TokenizerKind::Bytes);
+  EXPECT_EQ(p.train.tokenizer, TokenizerKind::SentencePiece);
+  const auto& smoke = preset("paper-smoke");
+  EXPECT_EQ(smoke.train.tokenizer, TokenizerKind::SentencePiece);
+  EXPECT_EQ(std::vector<int64_t>({smoke.model.vocab_size, smoke.model.mlp_hidden, smoke.train.accum}),
+            std::vector<int64_t>({512, 2 * smoke.model.hidden, 2}));  // paper's structure
+  const auto names = preset_names();  // smallest first: paper-smoke, tiny, small, any others, paper
+  ASSERT_GE(names.size(), 4u);
+  EXPECT_EQ(names[0], "paper-smoke");
+  EXPECT_EQ(names[1], "tiny");
+  EXPECT_EQ(names[2], "small");
   EXPECT_EQ(names.back(), "paper");
 }
 

@@ -8,6 +8,7 @@
 #include "experiments/torch_runtime.h"
 #include "lm/cache/cli_options.h"
 #include "lm/checkpoint.h"
+#include "lm/corpus_tokenizer.h"
 #include "lm/compress/compress_study.h"
 #include "lm/compress/compressed_loss.h"
 #include "lm/corpus.h"
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
     cpu_execution_of(cli, "KV-cache decoding (lm/cache) runs on the CPU in float32 (GPU decoding is not built yet)");
     seed_everything(cli.seed());
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
+    require_byte_tokenizer(loaded.progress.tokenizer, "lm-compress", cli.get<std::string>("checkpoint"));
     const auto& mc = loaded.config;
     require_decoding_memory(mc, mc.context + 1, "lm-compress");
     const auto scored = scored_windows(cli, mc);

@@ -1,5 +1,6 @@
 #include "lm/passkey/eval_setup.h"
 
+#include "lm/corpus_tokenizer.h"
 #include "lm/memory.h"
 #include "lm/passkey/filler.h"
 #include "lm/model.h"
@@ -19,6 +20,7 @@ EvalSetup load_eval_setup(const Cli& cli, const std::vector<int>& lengths, const
                                 fmt::format("{} at --lengths x --train-len {}", tool, given_L));
   EvalSetup s;
   s.loaded = lm::load_model(cli.get<std::string>("checkpoint"));
+  lm::require_byte_tokenizer(s.loaded.progress.tokenizer, tool, cli.get<std::string>("checkpoint"));
   s.variant = cli.get<std::string>("variant").empty() ? lm::to_string(s.loaded.config.kind)
                                                       : cli.get<std::string>("variant");
   s.L = given_L > 0 ? given_L : s.loaded.config.context;
