@@ -11,6 +11,12 @@ if(TARGET fpa_torch_ops)
            COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_torch_ops_edges.py
                    $<TARGET_FILE:fpa_torch_ops>)
   set_tests_properties(python_torch_ops_edges PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  # The GPU benchmark's harness (kernels/bench/attention_gpu_bench.py --smoke): on the CPU, tiny
+  # shapes; the CUDA-only baselines are skipped with their reasons. A few seconds.
+  add_test(NAME python_attention_gpu_bench_smoke
+           COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_attention_gpu_bench.py
+                   $<TARGET_FILE:fpa_torch_ops>)
+  set_tests_properties(python_attention_gpu_bench_smoke PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
 if(TARGET fpa_torch_ops AND TARGET lm-export)
   add_test(NAME python_lm_export

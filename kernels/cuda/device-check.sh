@@ -12,12 +12,20 @@
 #    reference and the CPU tile run, with bitwise repeatability (test_tiled_cuda), the choice of
 #    kernel (test_cuda_dispatch), fpa::attention with impl 'cuda' in every dtype, the tiled and
 #    the row-per-thread kernels through the binding (test_fused_cuda), and torch.ops.fpa on CUDA
-#    tensors from Python (tests/python/test_torch_ops.py).
+#    tensors from Python (tests/python/test_torch_ops.py);
+# 4. the benchmark (issue 48, items 7 and 8; kernels/bench/attention_gpu_bench.py with
+#    configs/bench/attention-gpu.conf): torch.ops.fpa.attention beside SDPA flash, FlexAttention
+#    and a materialised bias, writing $OUT/attention_gpu.csv, its sidecar and
+#    $OUT/attention_gpu_ratios.csv (with no GPU: its CPU --smoke mode, attention_gpu_smoke.csv).
+#    BENCH=0 skips it; BENCH_ONLY=1 builds only torch.ops.fpa and runs only the benchmark (a
+#    second call on a warm machine); BENCH_ARGS adds options (e.g. "--max-seconds 200 --shapes
+#    2x16x4096x64"); CODE_VERSION is recorded when the copy has no .git.
 # Output: $OUT (the device tool's folder; default build-gpu/device-check/): each test's log and
-# GoogleTest XML, the GPU's and the toolchain's description (device.txt). Exit status: non-zero
-# when a build or a test failed. The benchmark against SDPA and FlexAttention (issue 48, item 7)
-# is not written yet; FULL=1 also builds the whole suite and runs attention-bench (needs the
-# suite's packages, scripts/install-deps.sh).
+# GoogleTest XML, the GPU's and the toolchain's description (device.txt), the benchmark's CSVs
+# and log. Exit status: non-zero when a build or a test failed, or a cell of this project's
+# kernels failed with an error in the benchmark (the baselines' errors are recorded in the CSV).
+# FULL=1 also builds the whole suite and runs attention-bench (needs the suite's packages,
+# scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-gpu}
@@ -52,10 +60,12 @@ targets=(test_tile_algorithm test_cuda_dispatch test_fused_cuda fpa_torch_ops)
 for t in test_tiled_cuda test_tiled_emulated; do
   cmake --build "$BUILD" --target help | grep -Eq "^(\.\.\. )?$t(:|$)" && targets+=("$t")
 done
+[[ ${BENCH_ONLY:-0} == 1 ]] && targets=(fpa_torch_ops)
 cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >"$OUT_DIR/build.log" 2>&1 ||
   { tail -n 40 "$OUT_DIR/build.log"; echo "error: build failed ($OUT_DIR/build.log)" >&2; exit 1; }
 
 gpu=$(python3 -c 'import torch; print(int(torch.cuda.is_available()))' 2>/dev/null || echo 0)
+if [[ ${BENCH_ONLY:-0} != 1 ]]; then
 for t in test_tile_algorithm test_cuda_dispatch test_tiled_emulated test_tiled_cuda test_fused_cuda; do
   [[ -x $BUILD/tests/$t ]] || { echo "== $t: not built"; continue; }
   echo "== $t"
@@ -76,6 +86,26 @@ python3 tests/python/test_torch_ops.py "$BUILD/lib/libfpa_torch_ops.so" >"$OUT_D
 grep -cE "^ok +cuda" "$OUT_DIR/test_torch_ops.log" | sed 's/^/GPU checks passed: /'
 if [[ $gpu == 1 ]] && ! grep -qE "^ok +cuda" "$OUT_DIR/test_torch_ops.log"; then
   status=1; echo "error: test_torch_ops checked nothing on the GPU although torch sees one"
+fi
+fi  # BENCH_ONLY
+
+# The benchmark (issue 48, items 7 and 8), after the tests: CSVs, sidecars and log in $OUT.
+if [[ ${BENCH:-1} == 1 ]]; then
+  echo "== attention_gpu_bench"
+  bench=(python3 kernels/bench/attention_gpu_bench.py --ops "$BUILD/lib/libfpa_torch_ops.so")
+  code_version=${CODE_VERSION:-$(git describe --always --abbrev=12 2>/dev/null || true)}
+  [[ -n $code_version ]] && bench+=(--code-version "$code_version")
+  if [[ $gpu == 1 ]]; then
+    bench+=(--config configs/bench/attention-gpu.conf --out "$OUT_DIR/attention_gpu.csv")
+  else
+    bench+=(--smoke --out "$OUT_DIR/attention_gpu_smoke.csv")
+  fi
+  # shellcheck disable=SC2206  # BENCH_ARGS is split into options on purpose
+  bench+=(${BENCH_ARGS:-})
+  "${bench[@]}" >"$OUT_DIR/attention_gpu_bench.log" 2>&1
+  rc=$?
+  grep -E "^attention_gpu_bench|self-checks|^  fpa_vs|^  fwd_vs|^cells:|^wrote|^Traceback|^error" "$OUT_DIR/attention_gpu_bench.log" | tail -n 40
+  (( rc == 0 )) || { status=1; echo "error: attention_gpu_bench exited $rc ($OUT_DIR/attention_gpu_bench.log)"; }
 fi
 
 if [[ ${FULL:-0} == 1 ]]; then
