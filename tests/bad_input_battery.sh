@@ -201,6 +201,7 @@ base[synthetic-sweep]="--out-dir $s/sweep-new"
 for t in synthetic-run synthetic-sweep lm-train passkey-train lm-eval passkey-eval passkey-probe \
          lm-compress attention-bench; do
   b=(${base[$t]:-})
+  [[ $t == passkey-probe ]] && b+=(--out "$s/new.csv")  # its --out is required
   case_ out-of-range "--device" "$t" "${b[@]}" --device gpu
   case_ out-of-range "--precision" "$t" "${b[@]}" --precision fp16
   if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -209,6 +210,7 @@ for t in synthetic-run synthetic-sweep lm-train passkey-train lm-eval passkey-ev
 done
 for t in passkey-eval passkey-probe lm-compress attention-bench; do
   b=(${base[$t]:-})
+  [[ $t == passkey-probe ]] && b+=(--out "$s/new.csv")
   case_ out-of-range "--precision bf16" "$t" "${b[@]}" --precision bf16
 done
 case_ out-of-range "--batch" lm-eval --batch 0 --checkpoint "$s/run"
