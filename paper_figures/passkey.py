@@ -8,6 +8,7 @@ import os
 
 import common
 import passkey_natural
+import passkey_natural_trained
 import passkey_scale
 import passkey_sweep
 import passkey_verdict
@@ -58,7 +59,8 @@ def load(results):
     if sweep:
         passkey_verdict.merge_sweep(runs, sweep)
     return {"rows": rows, "agg": aggregate(rows), "runs": runs, "sweep": sweep,
-            "floor": passkey_scale.load(results), "natural": passkey_natural.load(results)}
+            "floor": passkey_scale.load(results), "natural": passkey_natural.load(results),
+            "natural_trained": passkey_natural_trained.load(results)}
 
 
 def claims(data):
@@ -80,6 +82,10 @@ def claims(data):
     if natural:
         claim.details.append(natural)
         claim.links += ["figures/passkey_natural.md", "figures/passkey_natural.png", data["natural"]["rel"]]
+    trained = data["natural_trained"] and passkey_natural_trained.claim_line(data["natural_trained"])
+    if trained:
+        claim.details.append(trained)
+        claim.links += ["figures/passkey_natural_trained.md"] + data["natural_trained"]["rels"]
     return {"C6": claim}
 
 
@@ -132,6 +138,9 @@ def build(results, out):
         sec.sources.append(data["natural"]["rel"])
         sec.tables.append(passkey_natural.table(data["natural"]))
         sec.figures.append(passkey_natural.figure(data["natural"], out))
+    if data["natural_trained"]:
+        sec.sources += data["natural_trained"]["rels"]
+        sec.tables.append(passkey_natural_trained.table(data["natural_trained"]))
     return sec
 
 

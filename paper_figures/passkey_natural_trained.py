@@ -1,0 +1,90 @@
+"""C6 with natural filler in training (issue 46, item 3): FPA and FoX trained with every prompt's
+filler a passage of the Brown corpus's training split (lm/passkey/reproduce.sh
+PROFILE=passkey-natural: results/passkey/natural-trained/), evaluated in both fillers: the
+repeated sentence group (<run>.csv) and test-split passages (natural-filler/<run>.csv). Beside
+them, the models trained on the repeated filler (passkey_natural). Every trained run is counted;
+a run has learned the task in a filler when its full-cache accuracy at L meets the verdict's rule
+there (passkey_verdict.derive)."""
+import math
+
+import common
+import style
+from common import Table
+from passkey_common import run_sort
+from passkey_natural import CERTIFIED, FILLERS, at_8l
+from passkey_verdict import per_run
+
+FOLDER = "natural-trained"
+# The repeated-filler recipe each natural-filler recipe changes (configs/passkey/c6-<v>.conf).
+BASE = {"fpa-natural": "fpa", "fox-b5-natural": "fox-b5"}
+
+
+def load(results):
+    """{"runs": {filler: per_run}, "rels": [...]} or None before any natural-filler training has
+    been evaluated."""
+    repeated = common.load_summary(results, "passkey", FOLDER, "summary.csv")
+    natural = common.load_summary(results, "passkey", FOLDER, "natural-filler", "summary.csv")
+    if not repeated or not natural:
+        return None
+    return {"runs": {"repeated": per_run(repeated["rows"]), "natural": per_run(natural["rows"])},
+            "rels": [repeated["rel"], natural["rel"]]}
+
+
+def variants(data):
+    return sorted({r["variant"] for r in data["runs"]["natural"].values()},
+                  key=lambda v: style.variant_sort_key(BASE.get(v, v)))
+
+
+def summary(data):
+    """Per variant and evaluation filler: trained runs, learned runs, means over all trained runs."""
+    out = []
+    for v in variants(data):
+        names = [r["run"] for r in sorted((r for r in data["runs"]["natural"].values() if r["variant"] == v),
+                                          key=run_sort)]
+        for f in FILLERS:
+            runs = [data["runs"][f][n] for n in names if n in data["runs"][f]]
+            cert = [at_8l(r, CERTIFIED) for r in runs if at_8l(r, CERTIFIED)]
+            full8 = [at_8l(r, "full") for r in runs if at_8l(r, "full")]
+            out.append({"variant": v, "filler": f, "trained": len(runs),
+                        "learned": sum(1 for r in runs if r["learned"]),
+                        "acc_L": common.mean([r["acc_L"] for r in runs]),
+                        "acc_8L": common.mean([c["accuracy"] for c in full8]),
+                        "cert_acc": common.mean([c["accuracy"] for c in cert]) if cert else math.nan,
+                        "cert_occ": common.mean([c["occupancy"] for c in cert]) if cert else math.nan})
+    return out
+
+
+def table(data):
+    t = Table("passkey_natural_trained",
+              "Passkey retrieval after training with natural filler (a Brown training-split passage per "
+              "prompt), evaluated in both fillers: means over every trained run",
+              ["variant (recipe)", "evaluated in", "runs learned at L", "accuracy at L, full", "at 8L, full",
+               f"at 8L, {CERTIFIED} (occupancy)"],
+              note=("lm/passkey/reproduce.sh PROFILE=passkey-natural (configs/passkey/c6-<variant>-natural.conf: "
+                    "the C6 recipe with natural filler from the training split); evaluated as the C6 study "
+                    "(configs/passkey/eval-c6.conf, repeated filler) and with test-split passages "
+                    "(configs/passkey/eval-c6-natural.conf). A run has learned the task in a filler when its "
+                    "full-cache accuracy at L meets the verdict's rule there; the means are over every trained "
+                    "run, learned or not. Compare with passkey_natural, the models trained on the repeated filler."))
+    for r in summary(data):
+        cert = f"{r['cert_acc']:.2f} ({r['cert_occ']:.2f})" if not math.isnan(r["cert_acc"]) else "-"
+        t.add(f"{style.label(BASE.get(r['variant'], r['variant']))}, natural-filler training", r["filler"],
+              f"{r['learned']} of {r['trained']}", r["acc_L"], r["acc_8L"], cert)
+    return t
+
+
+def claim_line(data):
+    """One line for C6's report entry."""
+    rows = {(r["variant"], r["filler"]): r for r in summary(data)}
+    parts = []
+    for v in variants(data):
+        nat = rows[(v, "natural")]
+        text = (f"{style.short_label(BASE.get(v, v))} {nat['acc_8L']:.2f} at 8L with a full cache over "
+                f"{nat['trained']} run(s) ({nat['learned']} learned at L)")
+        if not math.isnan(nat["cert_acc"]):
+            text += f", {CERTIFIED} {nat['cert_acc']:.2f} at occupancy {nat['cert_occ']:.2f}"
+        parts.append(text)
+    if not parts:
+        return None
+    return ("trained with natural filler and evaluated in test-split passages: " + "; ".join(parts) +
+            " (figures/passkey_natural_trained.md)")
