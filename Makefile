@@ -13,6 +13,8 @@
 # PROFILE=paper-smoke runs the paper preset's path (SentencePiece tokenizer, FPA, FoX, Transformer,
 # C5's evaluation) at a tiny scale in about a minute on a CPU, into runs/ (lm/README.md);
 # LM_CORPUS=<folder of text files> trains on a corpus of one's own instead of Brown.
+# PROFILE=paper trains the paper preset (110M parameters; FPA, FoX, Transformer, 3 seeds) on every
+# visible GPU in bf16 with LM_CORPUS, then C5's evaluation, into results/lm-paper/<GPU>/ (lm/README.md).
 
 PROFILE ?= quick
 BUILD   ?= build
@@ -23,7 +25,7 @@ STUDIES := theory bench synthetic lm passkey
 # Studies only a profile of their own runs (never part of quick or full).
 EXTRA_STUDIES := eval passkey-sweep lm-compress
 # The studies a profile runs: a study's own profile runs that study alone.
-STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey passkey-natural:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress paper-smoke:lm
+STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm passkey-scale:passkey passkey-natural:passkey eval:eval passkey-sweep:passkey-sweep lm-compress:lm-compress paper-smoke:lm paper:lm
 OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
 RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 

@@ -2,7 +2,8 @@
 # Language models (SPEC section 5, claim C5): trains and evaluates attention variants on the Brown
 # corpus from a preset file, configs/lm/<preset>.conf, and writes results/lm/.
 #
-#   lm/reproduce.sh <bin-dir>        PROFILE=quick (default), full, lm-small, lm-medium or paper-smoke
+#   lm/reproduce.sh <bin-dir>        PROFILE=quick (default), full, lm-small, lm-medium, paper-smoke
+#                                    or paper
 #
 #   quick    : tiny, LM_QUICK_STEPS optimiser steps (default 200), seed 0, every variant
 #   full     : tiny at its full budget (LM_FULL_STEPS overrides); seeds LM_SEEDS (default 0 1 2)
@@ -21,6 +22,15 @@
 #              document, default 1024). Its numbers mean nothing: they go to runs/, never
 #              results/lm/, and no weights are published. C6's passkey evaluation is not part of
 #              it (the passkey task is byte-level; lm/README.md).
+#   paper    : the paper preset (about 110M parameters, SentencePiece vocabulary 50,277, context
+#              2048, 5000 steps of 256 sequences), FPA, FoX and the Transformer, seeds LM_SEEDS
+#              (default 0 1 2), on every visible GPU (lm-train --nproc <GPUs>: NCCL, bf16 autocast),
+#              then lm-eval on the GPU. Needs GPUs and LM_CORPUS: a corpus large enough for that
+#              vocabulary (Brown's training split allows at most 29,202 pieces). CSVs in
+#              results/lm-paper/<GPU name>/ (GPU numbers stay apart from the CPU ones); weights stay
+#              in the run directories (about 440 MB each: not published). C6's passkey evaluation
+#              is not part of it (byte-level passkey task). Its time has not been measured (no GPU
+#              was available): the device check's results/lm/gpu_throughput.csv gives tokens/s.
 # LM_CORPUS: the corpus folder (default data/brown/text, fetched when missing; a folder of the
 # user's text files, one document per file, is split as Brown is). LM_OUT and LM_RUNS: where the
 # CSVs and the run directories go (defaults below).
@@ -38,6 +48,7 @@ set -euo pipefail
 BIN=${1:?usage: lm/reproduce.sh <bin-dir>}
 PROFILE=${PROFILE:-quick}
 OUT=results/lm  # a profile may name another
+EXECUTION=() EVAL_EXECUTION=()  # the CPU defaults; paper: GPUs and bf16
 case "$PROFILE" in
   quick) PRESET=tiny; STEPS=${LM_QUICK_STEPS:-200}; SEEDS=0
          VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}; ABLATIONS="softmax-nope" ;;
@@ -50,7 +61,24 @@ case "$PROFILE" in
   paper-smoke) PRESET=paper-smoke; STEPS=${LM_SMOKE_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
                VARIANTS=${LM_VARIANTS:-"transformer fox fpa"}; ABLATIONS=""
                OUT=runs/lm/paper-smoke/results ;;
-  *) echo "error: PROFILE must be quick, full, lm-small, lm-medium or paper-smoke, got '$PROFILE'" >&2
+  paper) PRESET=paper; STEPS=${LM_PAPER_STEPS:-0}; SEEDS=${LM_SEEDS:-"0 1 2"}
+         VARIANTS=${LM_VARIANTS:-"transformer fox fpa"}; ABLATIONS=""
+         GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+         if (( GPUS == 0 )); then
+           echo "error: PROFILE=paper trains 110M-parameter models on GPUs and none is visible (nvidia-smi -L);" \
+                "PROFILE=paper-smoke runs the same path on a CPU" >&2
+           exit 2
+         fi
+         if [[ -z ${LM_CORPUS:-} ]]; then
+           echo "error: PROFILE=paper needs LM_CORPUS=<folder of text files>: Brown is too small for its" \
+                "vocabulary of 50,277 pieces (lm/README.md)" >&2
+           exit 2
+         fi
+         GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr -c 'A-Za-z0-9\n' '-')
+         OUT=results/lm-paper/$GPU_NAME
+         EXECUTION=(--device auto --precision bf16) EVAL_EXECUTION=(--device auto --precision bf16)
+         if (( GPUS > 1 )); then EXECUTION+=(--nproc "$GPUS"); fi ;;
+  *) echo "error: PROFILE must be quick, full, lm-small, lm-medium, paper-smoke or paper, got '$PROFILE'" >&2
      exit 2 ;;
 esac
 OUT=${LM_OUT:-$OUT}
@@ -59,7 +87,7 @@ CONFIG=configs/lm/$PRESET.conf
 RUNS=${LM_RUNS:-runs/lm/$PRESET-$PROFILE-steps$STEPS}
 PREFIX=$([[ $PRESET == tiny ]] && echo "" || echo "$PRESET-")
 # Profiles whose weights are published (results/weights/lm/): a run is complete only with them.
-PUBLISH=$([[ $PROFILE == quick || $PROFILE == paper-smoke ]] && echo 0 || echo 1)
+PUBLISH=$([[ $PROFILE == quick || $PROFILE == paper-smoke || $PROFILE == paper ]] && echo 0 || echo 1)
 
 # One run: <name> <variant> <seed> [extra lm-train flags]. Evaluation of the quick profile reads
 # the first LM_EVAL_BYTES bytes of each validation and test document, paper-smoke's the first
@@ -80,8 +108,10 @@ run_one() {
   fi
   echo "lm: training $name ($PRESET, profile $PROFILE, seed $seed) $(date -u +%H:%M:%S)"
   "$BIN/lm-train" --config "$CONFIG" --variant "$v" --steps "$STEPS" --seed "$seed" --threads 1 \
-    --corpus "$CORPUS" --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" "$@"
+    --corpus "$CORPUS" --out-dir "$RUNS/$name" --resume --out "$OUT/train-$name.csv" \
+    "${EXECUTION[@]}" "$@"
   "$BIN/lm-eval" --checkpoint "$RUNS/$name" --corpus "$CORPUS" --threads 1 \
+    "${EVAL_EXECUTION[@]}" \
     --max-tokens-per-doc "$EVAL_CAP" --out "$OUT/eval-$name.csv" \
     --positions "$OUT/positions-$name.csv" --summary "$OUT/summary-$name.csv"
   [[ $PUBLISH == 1 ]] && scripts/publish_weights.sh "$BIN" lm "$RUNS/$name" "$name"
@@ -91,7 +121,7 @@ run_name() {  # <variant> <seed>
   [[ $2 == 0 ]] && echo "$PREFIX$1" || echo "$PREFIX$1-s$2"
 }
 
-[[ $CORPUS == data/brown/text ]] && lm/fetch_brown.sh "$BIN" data/brown
+if [[ $CORPUS == data/brown/text ]]; then lm/fetch_brown.sh "$BIN" data/brown; fi
 mkdir -p "$OUT" "$RUNS"
 # Seed-major: an interrupted profile leaves every variant with the same seeds.
 JOBS=${LM_JOBS:-$([[ $PROFILE == lm-small || $PROFILE == lm-medium ]] && echo 2 || echo 1)}

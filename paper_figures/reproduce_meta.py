@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # A study's own profile runs that study alone (the Makefile's STUDY_OF_PROFILE): profile -> results folder.
 OWN_PROFILES = {"passkey": "passkey", "c4-sweep": "synthetic", "lm-small": "lm", "lm-medium": "lm", "passkey-scale": "passkey", "eval": "weights",
-                "passkey-sweep": "passkey", "lm-compress": "lm", "paper-smoke": "lm"}
+                "passkey-sweep": "passkey", "lm-compress": "lm", "paper-smoke": "lm", "paper": "lm"}
 PROFILES = ("quick", "full") + tuple(OWN_PROFILES)
 import atomic  # noqa: E402
 
