@@ -56,12 +56,16 @@ int main(int argc, char** argv) {
       ("out-dir", po::value<std::string>()->default_value("runs/lm"),
        "run directory: checkpoint.pt and log.csv")
       ("resume", po::bool_switch(), "continue the run in --out-dir from its checkpoint")
+      ("stop-after", po::value<int64_t>()->default_value(0),
+       "stop with a checkpoint after this many steps of this invocation (0: train to --steps); "
+       "--resume continues, with any --nproc that divides --batch")
       ("nproc", po::value<int>()->default_value(1), "ranks to start on this machine (Gloo)")
       ("master-port", po::value<int>()->default_value(0), "rendezvous port for --nproc (0: free)")
       ("print-params", po::bool_switch(), "print the parameter count of every variant and exit");
   add_options(cli, kSettings);
   declare_execution_options(cli);
   cli.range("nproc", 1, 64);
+  cli.range("stop-after", 0, 1e12);
   cli.range("master-port", 0, 65535);
   cli.input("corpus", PathKind::Dir);
   cli.input("--preset's folder", PathKind::Dir, [](const Cli&) {
@@ -123,6 +127,7 @@ int main(int argc, char** argv) {
     o.seed = cli.seed();
     o.run.out_dir = cli.get<std::string>("out-dir");
     o.run.resume = cli.flag("resume");
+    o.run.stop_after = cli.get<int64_t>("stop-after");
     o.run.out_copy = cli.out();
     const auto tokenizer = o.tokenizer.identity();  // the sidecar names the model's SHA-256
     o.run.provenance = [&cli, tokenizer] {

@@ -11,19 +11,21 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace fs = std::filesystem;
 using namespace fpa::lm;
 
 namespace {
 
-int run_train(const std::string& corpus, const std::string& out, int nproc) {
+int run_train(const std::string& corpus, const std::string& out, int nproc,
+              const std::string& extra = "") {
   const auto cmd = fmt::format(
       "{} --preset tiny --variant fpa --hidden 32 --layers 1 --heads 2 --length 16 --batch 4 "
       "--accum 1 --steps 4 --warmup 1 --lr 0.003 --val-every 2 --val-windows 4 "
       "--checkpoint-every 2 --impl reference --seed 3 --threads 1 --corpus {} --out-dir {} "
-      "--nproc {} > {}/stdout.txt 2>&1",
-      LM_TRAIN_PATH, corpus, out, nproc, out);
+      "--nproc {} {} >> {}/stdout.txt 2>&1",
+      LM_TRAIN_PATH, corpus, out, nproc, extra, out);
   return std::system(cmd.c_str());
 }
 
@@ -59,5 +61,32 @@ TEST(LmParallel, TwoRanksMatchOneRankWithTheSameGlobalBatch) {
   RecordProperty("max_abs_diff", std::to_string(max_diff));
   fs::remove_all(one);
   fs::remove_all(two);
+  fs::remove_all(corpus);
+}
+
+// A run stopped with a checkpoint (--stop-after) resumes with another number of ranks: every rank
+// draws the whole global batch and keeps its rows, so 2 ranks then 1 (and 1 then 2) end where one
+// uninterrupted rank does, to float tolerance.
+TEST(LmParallel, ResumesWithAnotherNumberOfRanks) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo";
+  const auto corpus = lmtest::make_corpus(20, 300, 9);
+  const auto whole = lmtest::make_temp_dir("whole");
+  ASSERT_EQ(run_train(corpus, whole, 1), 0) << "see " << whole << "/stdout.txt";
+  const auto reference = load_model(whole);
+  for (auto [first, second] : {std::pair{2, 1}, std::pair{1, 2}}) {
+    const auto split = lmtest::make_temp_dir(fmt::format("ranks{}then{}", first, second));
+    ASSERT_EQ(run_train(corpus, split, first, "--stop-after 2"), 0) << "see " << split << "/stdout.txt";
+    EXPECT_EQ(load_model(split).step, 2);
+    ASSERT_EQ(run_train(corpus, split, second, "--resume"), 0) << "see " << split << "/stdout.txt";
+    auto resumed = load_model(split);
+    EXPECT_EQ(resumed.step, 4);
+    EXPECT_EQ(resumed.progress.tokens, reference.progress.tokens);
+    auto pr = resumed.model->named_parameters();
+    for (const auto& item : reference.model->named_parameters())
+      EXPECT_TRUE(torch::allclose(item.value(), pr[item.key()], 1e-4, 1e-5))
+          << item.key() << " (" << first << " then " << second << " ranks)";
+    fs::remove_all(split);
+  }
+  fs::remove_all(whole);
   fs::remove_all(corpus);
 }
