@@ -1,7 +1,7 @@
 // What the tests of the tiled CUDA kernels share, on a GPU (test_tiled_cuda) and emulated on the
 // CPU (test_tiled_emulated): the kernels' mode for a test mode, and the bfloat16 / float16
 // tolerances (about four roundings of the stored type: the inputs, p_ij and g_ij are rounded to
-// it; the gate and the accumulators stay in float).
+// it; the gate and the accumulators stay in float) and float32 on TF32 tensor cores' (below).
 #pragma once
 
 #include "kernels/cuda/tiled_kernels.h"
