@@ -36,6 +36,7 @@ struct KernelCall {
   double tau;    // tau_s of the straight-through soft minimum
   double scale;  // as given: 0 means 1/sqrt(D)
   int64_t tile;  // the CPU kernels' block size (the CUDA kernels ignore it)
+  Fp32Matmul fp32_matmul = Fp32Matmul::Tf32;  // float32 on the GPU (the CPU kernels ignore it)
 };
 
 struct KernelForward {
@@ -88,11 +89,11 @@ struct KernelAttention : public torch::autograd::Function<KernelAttention<Kernel
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q_in,
                             const at::Tensor& k_in, const at::Tensor& v_in,
                             const at::Tensor& gate_in, int64_t variant, int64_t fpa_backward,
-                            double tau, double scale, int64_t tile) {
+                            double tau, double scale, int64_t tile, int64_t fp32_matmul) {
     const typename Kernels::DeviceGuard guard(q_in.device());
     auto q = q_in.contiguous(), k = k_in.contiguous(), v = v_in.contiguous();
     const KernelCall call{static_cast<Variant>(variant), static_cast<FpaBackward>(fpa_backward),
-                          tau, scale, tile};
+                          tau, scale, tile, static_cast<Fp32Matmul>(fp32_matmul)};
     const at::Tensor gate = call.variant == Variant::Softmax ? at::Tensor() : gate_in.contiguous();
     auto f = Kernels::forward(q, k, v, gate, call);
     // The inputs as given, not their contiguous copies: a double backward differentiates
@@ -105,6 +106,7 @@ struct KernelAttention : public torch::autograd::Function<KernelAttention<Kernel
     ctx->saved_data["tau"] = tau;
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["tile"] = tile;
+    ctx->saved_data["fp32_matmul"] = fp32_matmul;
     return f.out;
   }
 
@@ -114,14 +116,15 @@ struct KernelAttention : public torch::autograd::Function<KernelAttention<Kernel
     const KernelCall call{static_cast<Variant>(ctx->saved_data["variant"].toInt()),
                           static_cast<FpaBackward>(ctx->saved_data["fpa_backward"].toInt()),
                           ctx->saved_data["tau"].toDouble(), ctx->saved_data["scale"].toDouble(),
-                          ctx->saved_data["tile"].toInt()};
+                          ctx->saved_data["tile"].toInt(),
+                          static_cast<Fp32Matmul>(ctx->saved_data["fp32_matmul"].toInt())};
     Kernels::check_backward(call);
     const typename Kernels::DeviceGuard guard(s[0].device());
     const at::Tensor none;
     if (at::GradMode::is_enabled()) {
       // create_graph=True (double backward): the kernels give first derivatives only.
       const auto g = double_backward_grads(s, call, grads[0]);
-      return {g[0], g[1], g[2], g[3], none, none, none, none, none};
+      return {g[0], g[1], g[2], g[3], none, none, none, none, none, none};
     }
     const auto q = s[0].contiguous(), k = s[1].contiguous(), v = s[2].contiguous();
     const auto gate = call.variant == Variant::Softmax ? at::Tensor() : s[3].contiguous();
@@ -130,7 +133,7 @@ struct KernelAttention : public torch::autograd::Function<KernelAttention<Kernel
     auto dout = grads[0].defined() ? grads[0].contiguous() : at::zeros_like(out);
     auto g = Kernels::backward(q, k, v, gate, out, saved, dout, call);
     if (g.dgate.defined()) g.dgate = gate_gradient(g, call.variant, s[3].scalar_type());
-    return {g.dq, g.dk, g.dv, g.dgate, none, none, none, none, none};
+    return {g.dq, g.dk, g.dv, g.dgate, none, none, none, none, none, none};
   }
 };
 
@@ -141,7 +144,8 @@ at::Tensor kernel_attention(const at::Tensor& q, const at::Tensor& k, const at::
   return KernelAttention<Kernels>::apply(q, k, v, gate_argument(q, gate, opts.variant),
                                          static_cast<int64_t>(opts.variant),
                                          static_cast<int64_t>(opts.fpa_backward),
-                                         opts.st_temperature, opts.scale, tile);
+                                         opts.st_temperature, opts.scale, tile,
+                                         static_cast<int64_t>(opts.fp32_matmul));
 }
 
 }  // namespace fpa

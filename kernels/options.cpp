@@ -26,6 +26,7 @@ std::string to_string(Impl i) {
 std::string to_string(FpaBackward g) {
   return g == FpaBackward::Exact ? "exact" : "straight-through";
 }
+std::string to_string(Fp32Matmul m) { return m == Fp32Matmul::Tf32 ? "tf32" : "exact"; }
 
 Variant parse_variant(const std::string& s) {
   if (s == "softmax") return Variant::Softmax;
@@ -44,6 +45,11 @@ FpaBackward parse_fpa_backward(const std::string& s) {
   if (s == "straight-through") return FpaBackward::StraightThrough;
   throw std::invalid_argument(
       fmt::format("unknown FPA backward mode '{}' (exact, straight-through)", s));
+}
+Fp32Matmul parse_fp32_matmul(const std::string& s) {
+  if (s == "tf32") return Fp32Matmul::Tf32;
+  if (s == "exact") return Fp32Matmul::Exact;
+  throw std::invalid_argument(fmt::format("unknown fp32 matmul mode '{}' (tf32, exact)", s));
 }
 
 }  // namespace fpa

@@ -30,11 +30,14 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 using std::max;  // CUDA's device min/max overloads
@@ -141,15 +144,29 @@ inline unsigned char* aligned_smem() {
 }  // namespace fpa_emu
 
 
-// ---- nvcuda::wmma, 16 x 16 x 16 ---------------------------------------------------------------
+// ---- nvcuda::wmma: 16 x 16 x 16 (bf16 / fp16) and 16 x 16 x 8 (TF32) -------------------------
 // A warp's fragment is spread over its 32 threads on a GPU, in a layout the API leaves open; here
-// the warp's last thread (lane 31) holds the whole 16 x 16 tile (x[i * 16 + j]), computes the
-// whole product and does the warp's store; the other lanes only check the arguments (their
-// fragments mean nothing: the kernels never read a fragment's elements). The warp's threads run
-// one after another between barriers, lane 31 last, so its store follows every lane's loads:
-// right for the kernels' pattern (each tile loaded, then stored, once between two
-// __syncthreads), not for a tile read again after the store without a barrier. The API's
-// preconditions are checked: 32-byte aligned pointers, ldm a multiple of 16 bytes.
+// the warp's last thread (lane 31) holds the whole tile (x[row * cols + col]; matrix_a is 16 x K,
+// matrix_b K x 16, the accumulator 16 x 16), computes the whole product and does the warp's
+// store; the other lanes only check the arguments (their fragments, zeros, mean nothing: the
+// kernels never read a fragment's elements, and their element-wise loops, such as the rounding
+// to TF32, run on every lane as on the GPU). The warp's threads run one after another between
+// barriers, lane 31 last, so its store follows every lane's loads: right for the kernels'
+// pattern (each tile loaded, then stored, once between two __syncthreads), not for a tile read
+// again after the store without a barrier. The API's preconditions are checked: 32-byte aligned
+// pointers, ldm a multiple of 16 bytes.
+//
+// TF32 (wmma::precision::tf32, K = 8, fp32 in memory and in the fragments): __float_to_tf32 is
+// emulated as PTX's cvt.rna.tf32.f32, which the CUDA header's wmma::__float_to_tf32 uses: round
+// to nearest, ties away from zero, keeping 10 of fp32's 23 mantissa bits (the low 13 bits
+// zero; the exponent range stays fp32's; infinities and NaNs unchanged; a value rounding past
+// the largest finite fp32 becomes infinite). The tensor cores read only those 19 bits of each
+// element, so the emulated mma_sync aborts on a fragment element that was not rounded: the
+// kernels must round every fragment they load (leaving it out would truncate on a GPU). The
+// products of rounded values are exact in fp32 and are summed in fp32, in order of k after the
+// accumulator's value; a GPU adds them in an order of its own (and with its own rounding inside
+// the tensor core), so the emulated and the real TF32 results agree to the TF32 tolerance, not
+// bit for bit.
 namespace nvcuda::wmma {
 struct matrix_a {};
 struct matrix_b {};
@@ -157,12 +174,41 @@ struct accumulator {};
 struct row_major {};
 struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
+namespace precision {
+struct tf32 {};
+}  // namespace precision
+
+template <class T> struct storage_of { using type = T; };
+template <> struct storage_of<precision::tf32> { using type = float; };
 
 template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
-  static_assert(M == 16 && N == 16 && K == 16, "the emulation has 16 x 16 x 16 only");
-  static constexpr int num_elements = 256;
-  T x[256];
+  static_assert(M == 16 && N == 16 && (K == 16 || K == 8),
+                "the emulation has 16 x 16 x 16 and 16 x 16 x 8 only");
+  static_assert(K == 16 || std::is_same_v<T, precision::tf32> ||
+                    (std::is_same_v<Use, accumulator> && std::is_same_v<T, float>),
+                "16 x 16 x 8 is TF32's shape");
+  using element_type = typename storage_of<T>::type;
+  static constexpr int rows = std::is_same_v<Use, matrix_b> ? K : 16;
+  static constexpr int cols = std::is_same_v<Use, matrix_a> ? K : 16;
+  static constexpr int num_elements = rows * cols;
+  element_type x[rows * cols] = {};
 };
+
+// wmma::__float_to_tf32 (cvt.rna.tf32.f32): see above.
+inline float __float_to_tf32(float in) {
+  uint32_t u;
+  std::memcpy(&u, &in, sizeof u);
+  if ((u & 0x7f800000u) == 0x7f800000u) return in;  // inf, NaN
+  u = (u + 0x1000u) & 0xffffe000u;  // half of the last kept bit added to the magnitude
+  float out;
+  std::memcpy(&out, &u, sizeof out);
+  return out;
+}
+inline bool is_tf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return (u & 0x1fffu) == 0 || std::isnan(x);
+}
 
 // Checks the arguments; true on the lane that does the warp's work.
 template <class T> inline bool check_tile(const T* p, unsigned ldm) {
@@ -182,55 +228,53 @@ template <class F, class V> void fill_fragment(F& f, V v) {
   if (!warp_lane()) return;
   for (auto& e : f.x) e = v;
 }
-template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, row_major>& f,
-                                         const T* p, unsigned ldm) {
+// matrix_a and matrix_b: element (r, c) at p[r * ldm + c] (row_major) or p[c * ldm + r].
+template <class Use, int K, class T, class Layout>
+void load_matrix_sync(fragment<Use, 16, 16, K, T, Layout>& f,
+                      const typename fragment<Use, 16, 16, K, T, Layout>::element_type* p,
+                      unsigned ldm) {
+  using F = fragment<Use, 16, 16, K, T, Layout>;
+  static_assert(std::is_same_v<Layout, row_major> || std::is_same_v<Layout, col_major>);
   if (!check_tile(p, ldm)) return;
-  for (int i = 0; i < 16; ++i)
-    for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[i * ldm + k];
+  for (int r = 0; r < F::rows; ++r)
+    for (int c = 0; c < F::cols; ++c)
+      f.x[r * F::cols + c] = std::is_same_v<Layout, row_major> ? p[r * ldm + c] : p[c * ldm + r];
 }
-template <class T> void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, col_major>& f,
-                                         const T* p, unsigned ldm) {
-  if (!check_tile(p, ldm)) return;
-  for (int i = 0; i < 16; ++i)
-    for (int k = 0; k < 16; ++k) f.x[i * 16 + k] = p[k * ldm + i];
-}
-template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, row_major>& f,
-                                         const T* p, unsigned ldm) {
-  if (!check_tile(p, ldm)) return;
-  for (int k = 0; k < 16; ++k)
-    for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[k * ldm + j];
-}
-template <class T> void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, col_major>& f,
-                                         const T* p, unsigned ldm) {
-  if (!check_tile(p, ldm)) return;
-  for (int k = 0; k < 16; ++k)
-    for (int j = 0; j < 16; ++j) f.x[k * 16 + j] = p[j * ldm + k];
-}
-inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p,
-                             unsigned ldm, layout_t layout) {
+template <int K>
+void load_matrix_sync(fragment<accumulator, 16, 16, K, float>& f, const float* p, unsigned ldm,
+                      layout_t layout) {
   if (!check_tile(p, ldm)) return;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j)
       f.x[i * 16 + j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
 }
-inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f,
-                              unsigned ldm, layout_t layout) {
+template <int K>
+void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, K, float>& f, unsigned ldm,
+                       layout_t layout) {
   if (!check_tile(p, ldm)) return;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j)
       (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.x[i * 16 + j];
 }
-template <class T, class LA, class LB>
-void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
-              const fragment<matrix_a, 16, 16, 16, T, LA>& a,
-              const fragment<matrix_b, 16, 16, 16, T, LB>& b,
-              const fragment<accumulator, 16, 16, 16, float>& c) {
+template <int K, class T, class LA, class LB>
+void mma_sync(fragment<accumulator, 16, 16, K, float>& d,
+              const fragment<matrix_a, 16, 16, K, T, LA>& a,
+              const fragment<matrix_b, 16, 16, K, T, LB>& b,
+              const fragment<accumulator, 16, 16, K, float>& c) {
   if (!warp_lane()) return;
+  if constexpr (std::is_same_v<T, precision::tf32>) {
+    for (int e = 0; e < 16 * K; ++e)
+      if (!is_tf32(a.x[e]) || !is_tf32(b.x[e])) {
+        std::fprintf(stderr, "cuda emulation: a TF32 fragment element not rounded to TF32 "
+                     "(wmma::__float_to_tf32) before mma_sync\n");
+        std::abort();
+      }
+  }
   float out[256];
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j) {
       float s = c.x[i * 16 + j];
-      for (int k = 0; k < 16; ++k) s += as_float(a.x[i * 16 + k]) * as_float(b.x[k * 16 + j]);
+      for (int k = 0; k < K; ++k) s += as_float(a.x[i * K + k]) * as_float(b.x[k * 16 + j]);
       out[i * 16 + j] = s;
     }
   for (int e = 0; e < 256; ++e) d.x[e] = out[e];

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 namespace fpa::cuda {
 namespace {
 
@@ -32,16 +34,58 @@ TEST(CudaDispatch, HalfPrecisionRunsTiledOnTensorCoresAtMultiplesOf16) {
   }
 }
 
-TEST(CudaDispatch, Float32AndFloat64RunTiledWithoutTensorCores) {
-  for (int64_t d : {1, 64, 100, 128}) {
-    const auto p = plan(DType::Float32, d);
-    EXPECT_EQ(p.kernel, CudaKernel::Tiled) << d;
-    EXPECT_FALSE(p.tensor_cores) << d;  // no TF32 pass in the tiled kernels yet
+// float32: TF32 tensor cores by default (D, Dv multiples of 16), exact fp32 on request
+// (fp32_matmul "exact") and at other head dimensions; float64 never on tensor cores.
+TEST(CudaDispatch, Float32RunsOnTf32TensorCoresByDefaultAndExactOnRequest) {
+  for (int64_t d : {16, 64, 128}) {
+    const auto tf32 = plan(DType::Float32, d);  // the default
+    EXPECT_EQ(tf32.kernel, CudaKernel::Tiled) << d;
+    EXPECT_TRUE(tf32.tensor_cores) << d;
+    EXPECT_FALSE(tf32.compute_in_fp32) << d;
+    const auto exact = plan_cuda_attention(DType::Float32, 8, d, d, Variant::Fpa,
+                                           FpaBackward::Exact, Fp32Matmul::Exact);
+    EXPECT_EQ(exact.kernel, CudaKernel::Tiled) << d;
+    EXPECT_FALSE(exact.tensor_cores) << d;
+    EXPECT_TRUE(plan_cuda_attention(DType::Float32, 8, d, d, Variant::Fpa, FpaBackward::Exact,
+                                    Fp32Matmul::Tf32)
+                    .tensor_cores)
+        << d;
   }
+  // Not multiples of 16: the scalar tiles, exact fp32, whatever the option.
+  for (auto [d, dv] : {std::pair<int64_t, int64_t>{1, 1}, {40, 40}, {64, 24}, {100, 128}})
+    for (Fp32Matmul m : {Fp32Matmul::Tf32, Fp32Matmul::Exact}) {
+      const auto p =
+          plan_cuda_attention(DType::Float32, 8, d, dv, Variant::Fox, FpaBackward::Exact, m);
+      EXPECT_EQ(p.kernel, CudaKernel::Tiled) << d << " " << dv;
+      EXPECT_FALSE(p.tensor_cores) << d << " " << dv;
+    }
+  // The option is for float32 only: bf16 / fp16 stay on tensor cores, float64 off them.
+  for (Fp32Matmul m : {Fp32Matmul::Tf32, Fp32Matmul::Exact}) {
+    for (DType t : {DType::BFloat16, DType::Float16})
+      EXPECT_TRUE(
+          plan_cuda_attention(t, 8, 64, 64, Variant::Fpa, FpaBackward::Exact, m).tensor_cores);
+    EXPECT_FALSE(plan_cuda_attention(DType::Float64, 8, 64, 64, Variant::Fpa, FpaBackward::Exact,
+                                     m)
+                     .tensor_cores);
+  }
+}
+
+TEST(CudaDispatch, Float64RunsTiledWithoutTensorCoresUpTo64) {
   EXPECT_EQ(plan(DType::Float64, 64).kernel, CudaKernel::Tiled);
+  EXPECT_FALSE(plan(DType::Float64, 64).tensor_cores);
   EXPECT_EQ(plan(DType::Float64, 64, 65).kernel, CudaKernel::RowPerThread);
   // fp64 at D = 128: the tiled forward tile would need ~234 KB of shared memory.
   EXPECT_EQ(plan(DType::Float64, 128).kernel, CudaKernel::RowPerThread);
+}
+
+// The option's names (command lines, torch.ops.fpa.attention's fp32_matmul) and its default.
+TEST(CudaDispatch, Fp32MatmulNamesAndDefault) {
+  EXPECT_EQ(AttentionOptions{}.fp32_matmul, Fp32Matmul::Tf32);
+  for (Fp32Matmul m : {Fp32Matmul::Tf32, Fp32Matmul::Exact})
+    EXPECT_EQ(parse_fp32_matmul(to_string(m)), m);
+  EXPECT_EQ(to_string(Fp32Matmul::Tf32), "tf32");
+  EXPECT_EQ(to_string(Fp32Matmul::Exact), "exact");
+  EXPECT_THROW(parse_fp32_matmul("fp32"), std::invalid_argument);
 }
 
 TEST(CudaDispatch, HeadDimensionsPast128RunOnTheRowKernels) {

@@ -89,30 +89,36 @@ std::string what(const Mode2& m, Field f, const Shape& s, at::ScalarType t) {
 }
 
 // Compares every dtype of `dtypes` at every shape with the float64 reference on the same
-// (rounded) inputs.
+// (rounded) inputs. float32 runs with exact products unless fp32_matmul says Tf32 (tolerance
+// tf32_tolerance()).
 void expect_matches_reference(const std::vector<Shape>& shapes,
                               const std::vector<at::ScalarType>& dtypes,
-                              const std::vector<Field>& fields, bool straight_through = true) {
+                              const std::vector<Field>& fields, bool straight_through = true,
+                              Fp32Matmul fp32_matmul = Fp32Matmul::Exact) {
   uint64_t seed = 1;
   for (const Mode2& m : kModes) {
     if (!straight_through && m.backward == FpaBackward::StraightThrough) continue;
     for (Field field : fields) {
       for (const Shape& shape : shapes) {
         const Inputs in = make_inputs(shape, m.variant, field, seed++);
-        const AttentionOptions o{m.variant, Impl::Reference, m.backward, 0.7, 0.0};
+        AttentionOptions o{m.variant, Impl::Reference, m.backward, 0.7, 0.0};
+        o.fp32_matmul = fp32_matmul;
+        const bool tf32 = fp32_matmul == Fp32Matmul::Tf32;
         for (auto dtype : dtypes) {
           const Inputs r = rounded(in, dtype);
           const Errors e = compare(run_cuda(r, o, dtype), run(r, o, at::kDouble), dtype);
-          EXPECT_LE(e.worst(), tolerance_of(dtype)) << what(m, field, shape, dtype) << ": "
-                                                    << e.str();
+          const double tol = tf32 && dtype == at::kFloat ? tf32_tolerance() : tolerance_of(dtype);
+          EXPECT_LE(e.worst(), tol) << what(m, field, shape, dtype) << (tf32 ? " tf32" : "")
+                                    << ": " << e.str();
         }
       }
     }
   }
 }
 
-// The tiled kernels: D, Dv <= 128 (64 in float64), tensor cores for bf16 / fp16 at multiples
-// of 16 (d 16, 64, 128), scalar tiles elsewhere (d 1, 40); n across several 64-key tiles.
+// The tiled kernels: D, Dv <= 128 (64 in float64), tensor cores for bf16 / fp16 (and TF32 for
+// float32) at multiples of 16 (d 16, 64, 128), scalar tiles elsewhere (d 1, 40); n across
+// several 64-key tiles.
 TEST(FusedCuda, TiledKernelsMatchReference) {
   SKIP_WITHOUT_GPU();
   expect_matches_reference({{1, 1, 1, 16}, {2, 3, 5, 1}, {1, 2, 100, 64}, {2, 2, 130, 16},
@@ -121,6 +127,11 @@ TEST(FusedCuda, TiledKernelsMatchReference) {
                            {Field::Random, Field::Integer, Field::Flat, Field::Steep});
   expect_matches_reference({{1, 1, 300, 128}}, {at::kFloat, at::kBFloat16, at::kHalf},
                            {Field::Random, Field::Integer});
+  // float32 on TF32 tensor cores (fp32_matmul's default; D multiples of 16; n > 1, since at
+  // n = 1 dq and dk are zero in exact arithmetic and TF32 leaves noise: test_tiled_emulated).
+  expect_matches_reference({{1, 2, 100, 64}, {2, 2, 130, 16}, {1, 1, 300, 128}}, {at::kFloat},
+                           {Field::Random, Field::Integer, Field::Flat, Field::Steep}, true,
+                           Fp32Matmul::Tf32);
 }
 
 // Past the tiled kernels: the one-thread-per-row kernels (fp32 / fp64; bf16 / fp16 computed in

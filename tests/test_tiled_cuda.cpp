@@ -107,7 +107,8 @@ Inputs rounded(const Inputs& in, tiled::DType dtype) {
   return out;
 }
 
-// tensor_cores: bf16 / fp16 forward on tensor cores where the head dimensions allow.
+// tensor_cores: bf16 / fp16 on tensor cores, fp32 on TF32 tensor cores, where the head
+// dimensions allow (false: the scalar kernels, exact fp32).
 TileResult run_device(const Inputs& in, Mode mode, tiled::DType dtype, bool tensor_cores = true) {
   tiled::Problem p;
   p.batch = in.q.size(0);
@@ -172,7 +173,9 @@ TEST(TiledCuda, MatchesReferenceAndTheCpuTileRun) {
           if (dtype == tiled::DType::Float64 && s.d > 64) continue;  // shared memory (header)
           const Inputs in = rounded(base, dtype);
           const Result want = run(in, reference_options(mode), at::kDouble);
-          const TileResult got = run_device(in, mode, dtype);
+          // float32: exact products here (fp32_matmul "exact"); TF32 below.
+          const bool f32 = dtype == tiled::DType::Float32;
+          const TileResult got = run_device(in, mode, dtype, /*tensor_cores=*/!f32);
           const Errors e = compare(got.r, want, acc_of(dtype));
           const double le = lse_error(got.lse, reference_lse(in, mode));
           const std::string what = describe(mode, gate, s, scalar_of(dtype), 0.0);
@@ -184,6 +187,18 @@ TEST(TiledCuda, MatchesReferenceAndTheCpuTileRun) {
             const double ls = lse_error(scalar.lse, reference_lse(in, mode));
             EXPECT_LE(std::max(es.worst(), ls), tolerance_of(dtype))
                 << what << " without tensor cores: " << errors_text(es, ls);
+          }
+          if (f32 && s.d % 16 == 0) {  // TF32 tensor cores, the default for float32
+            const TileResult tf32 = run_device(in, mode, dtype, /*tensor_cores=*/true);
+            Errors et = compare(tf32.r, want, acc_of(dtype));
+            if (s.n == 1) {  // dq, dk zero in exact arithmetic: against max |dv| (emulated test)
+              const double scale = want.dv.abs().max().item<double>();
+              et.dq = rel_error(tf32.r.dq, want.dq, scale);
+              et.dk = rel_error(tf32.r.dk, want.dk, scale);
+            }
+            const double lt = lse_error(tf32.lse, reference_lse(in, mode));
+            EXPECT_LE(std::max(et.worst(), lt), tf32_tolerance())
+                << what << " on TF32: " << errors_text(et, lt);
           }
           if (dtype == tiled::DType::Float64) {  // the same algorithm as the CPU run
             const TileResult cpu = run_tiles<double>(in, mode);

@@ -4,7 +4,10 @@
 //   - against the CPU run of the tile algorithm (tile_simulation.h), in float64 and float32: the
 //     same functions in the same order, compiled by the same compiler, so the same bits;
 //   - against the float64 reference in float64, float32, bfloat16 and float16 (the inputs
-//     rounded to the type, the gate in float), tolerances 1e-10, 2e-5, 2e-2 and 4e-3.
+//     rounded to the type, the gate in float), tolerances 1e-10, 2e-5, 2e-2 and 4e-3;
+//   - float32 on (emulated) TF32 tensor cores, the default for float32 on the GPU, against the
+//     float64 reference on the float32 inputs, tolerance tf32_tolerance() (tiled_test_support.h),
+//     gradients included; exact float32 (the scalar kernels) stays bitwise the CPU tile run.
 // What it cannot show: anything of nvcc's code generation or of the hardware (see
 // cuda_emulation.h); test_tiled_cuda does that on a GPU.
 #include "tiled_test_support.h"
@@ -77,7 +80,8 @@ template <class T> Inputs rounded(const Inputs& in) {
   return out;
 }
 
-// tensor_cores: both passes on (emulated) tensor cores, tiled_*_wmma.cuh (bf16 / fp16).
+// tensor_cores: both passes on (emulated) tensor cores, tiled_*_wmma.cuh (bf16 / fp16; float32
+// on TF32).
 template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool tensor_cores = false) {
   using A = typename fpa::tiles::AccOf<T>::type;
   const auto ts = scalar_of<T>(), as = std::is_same_v<A, double> ? at::kDouble : at::kFloat;
@@ -101,7 +105,7 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool ten
   std::vector<double> dgate(positions);
   std::vector<unsigned char> workspace(tiled::BackwardWorkspace(p).total + 256);
   const A* g = gate.empty() ? nullptr : gate.data();
-  if constexpr (std::is_same_v<A, float> && !std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<A, float>) {
     if (tensor_cores) {
       EXPECT_EQ(tiled::detail::launch_forward_wmma<T>(p, q.data(), k.data(), v.data(), g,
                                                       out.data(), lse.data(), workspace.data(),
@@ -114,7 +118,7 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool ten
                                                lse.data(), workspace.data(), nullptr),
               0);
   }
-  if constexpr (std::is_same_v<A, float> && !std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<A, float>) {
     if (tensor_cores) {
       EXPECT_EQ((tiled::detail::launch_backward<T, tiled::detail::WmmaPasses>(
                     p, q.data(), k.data(), v.data(), g, out.data(), lse.data(), dout.data(),
@@ -142,16 +146,29 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool ten
 
 template <class T> void check_against_reference(const Inputs& base, Mode mode, Gate gate,
                                                 const Shape& s, double& worst,
-                                                bool tensor_cores = false) {
+                                                bool tensor_cores = false, double offset = 0.0) {
   const Inputs in = rounded<T>(base);
   const Result want = run(in, reference_options(mode), at::kDouble);
   const TileResult got = run_emulated<T>(in, mode, tensor_cores);
-  const bool f64 = std::is_same_v<T, double>;
-  const Errors e = compare(got.r, want, f64 ? at::kDouble : at::kFloat);
+  const bool f64 = std::is_same_v<T, double>, tf32 = std::is_same_v<T, float> && tensor_cores;
+  Errors e = compare(got.r, want, f64 ? at::kDouble : at::kFloat);
+  if (tf32 && s.n == 1) {
+    // One position: dq and dk are zero in exact arithmetic, and TF32 leaves dp - delta as noise
+    // of TF32's size in |dO| |v| (dp from TF32 products, delta from fp32 ones); measured against
+    // the gradient scale max |dv| instead of 1% of it.
+    const double scale = want.dv.abs().max().template item<double>();
+    e.dq = rel_error(got.r.dq, want.dq, scale);
+    e.dk = rel_error(got.r.dk, want.dk, scale);
+  }
   const double le = lse_error(got.lse, reference_lse(in, mode));
-  EXPECT_LE(std::max(e.worst(), le), tolerance_of<T>())
-      << describe(mode, gate, s, scalar_of<T>(), 0.0) << ": " << e.str() << " lse " << le;
+  if (std::getenv("FPA_PRINT_TF32") && tf32)
+    std::printf("%s: %s lse %.2e\n", describe(mode, gate, s, scalar_of<T>(), offset).c_str(),
+                e.str().c_str(), le);
+  EXPECT_LE(std::max(e.worst(), le), tf32 ? tf32_tolerance() : tolerance_of<T>())
+      << describe(mode, gate, s, scalar_of<T>(), offset) << (tf32 ? " tf32" : "") << ": "
+      << e.str() << " lse " << le;
   worst = std::max({worst, e.worst(), le});
+  if (tf32) return;  // TF32's roundings: not the CPU tile run's bits
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     // The kernels' source against the CPU run of the same tile functions: the same bits.
     const TileResult cpu = run_tiles<T>(in, mode);
@@ -249,6 +266,97 @@ TEST(TiledEmulated, TensorCorePassesFallBackWhenSharedMemoryIsShort) {
                 make_problem(1, 1, 100, 128, 128)) + tiled::detail::WmmaPasses::kStaticSmem,
             size_t(163 * 1024));  // so the fallback did run
   std::printf("worst relative error vs reference (bfloat16): %.3g\n", worst);
+}
+
+// float32 on TF32 tensor cores (the GPU's default for float32: WMMA 16 x 16 x 8, each element
+// of a fragment rounded to TF32 when loaded, as cuda_emulation.h emulates it), forward and every
+// gradient, against the float64 reference on the float32 inputs: every mode, the fields with
+// ties (integer), plateaus, steep walks and FPA's field offset by 1e3 and 1e4, at the head dimensions of the
+// tensor-core kernels (multiples of 16, up to 128), one tile and several.
+TEST(TiledEmulated, Tf32KernelsMatchTheReference) {
+  const std::vector<Shape> shapes{{1, 1, 1, 16}, {1, 2, 63, 16}, {1, 1, 130, 64}, {1, 1, 100, 128},
+                                  {1, 1, 200, 32}};
+  double worst = 0;
+  uint64_t seed = 5000;
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    std::vector<Gate> gates{Gate::Random};
+    if (mode != Mode::Softmax) gates = {Gate::Random, Gate::Integer, Gate::Steep};
+    if (mode == Mode::FpaExact || mode == Mode::FpaSoft) gates.push_back(Gate::Plateau);
+    for (Gate gate : gates)
+      for (const Shape& s : shapes) {
+        const Inputs in = make_case(s, mode, gate, seed++);
+        check_against_reference<float>(in, mode, gate, s, worst, /*tensor_cores=*/true);
+      }
+    if (mode != Mode::FpaExact && mode != Mode::FpaSoft) continue;
+    // FPA's field offset by 1e3 and 1e4 (make_case offsets FPA's field only).
+    for (double offset : {1e3, 1e4})
+      for (Gate gate : {Gate::Integer, Gate::Steep})
+        for (const Shape& s : {Shape{1, 1, 130, 64}, Shape{1, 1, 200, 32}}) {
+          const Inputs in = make_case(s, mode, gate, seed++, offset);
+          check_against_reference<float>(in, mode, gate, s, worst, true, offset);
+        }
+  }
+  std::printf("worst relative error vs reference (float32 on TF32): %.3g (tolerance %.3g)\n",
+              worst, tf32_tolerance());
+}
+
+// Exact float32 (fp32_matmul "exact": Problem::tensor_cores false) is still the scalar kernels:
+// bitwise the CPU tile run (as checked above for every case), and the TF32 path does differ from
+// it, so that the option chooses something.
+TEST(TiledEmulated, ExactFloat32IsBitwiseTheCpuTileRunAndTf32IsNot) {
+  double worst = 0;
+  for (Mode mode : {Mode::Softmax, Mode::FpaExact}) {
+    const Inputs in = rounded<float>(make_case({1, 1, 130, 64}, mode, Gate::Integer, 5500));
+    const TileResult exact = run_emulated<float>(in, mode, /*tensor_cores=*/false);
+    const TileResult cpu = run_tiles<float>(in, mode);
+    EXPECT_TRUE(same_bits(exact, cpu)) << name(mode);
+    const TileResult tf32 = run_emulated<float>(in, mode, /*tensor_cores=*/true);
+    EXPECT_FALSE(same_bits(tf32, cpu)) << name(mode);
+    worst = std::max(worst, (tf32.r.out - exact.r.out).abs().max().item<double>());
+  }
+  EXPECT_GT(worst, 0.0);
+}
+
+// The TF32 rounding that the emulation gives wmma::__float_to_tf32 (cvt.rna.tf32.f32): to
+// nearest, ties away from zero, 10 mantissa bits kept.
+TEST(TiledEmulated, Tf32RoundingIsToNearestTiesAwayFromZero) {
+  namespace w = nvcuda::wmma;
+  const float ulp = std::ldexp(1.0f, -10);  // TF32's spacing in [1, 2)
+  EXPECT_EQ(w::__float_to_tf32(1.0f), 1.0f);
+  EXPECT_EQ(w::__float_to_tf32(1.0f + ulp), 1.0f + ulp);
+  EXPECT_EQ(w::__float_to_tf32(1.0f + 0.25f * ulp), 1.0f);
+  EXPECT_EQ(w::__float_to_tf32(1.0f + 0.75f * ulp), 1.0f + ulp);
+  EXPECT_EQ(w::__float_to_tf32(1.0f + 0.5f * ulp), 1.0f + ulp);     // tie: away from zero
+  EXPECT_EQ(w::__float_to_tf32(-1.0f - 0.5f * ulp), -1.0f - ulp);   // tie: away from zero
+  EXPECT_EQ(w::__float_to_tf32(1.0f + 1.5f * ulp), 1.0f + 2 * ulp); // tie: away, not to even
+  EXPECT_TRUE(std::isinf(w::__float_to_tf32(std::numeric_limits<float>::infinity())));
+  EXPECT_TRUE(std::isnan(w::__float_to_tf32(std::nanf(""))));
+  EXPECT_TRUE(std::isinf(w::__float_to_tf32(std::numeric_limits<float>::max())));
+  for (float x : {0.1f, -3.3f, 1e-20f, 123456.7f}) {
+    const float r = w::__float_to_tf32(x);
+    EXPECT_LE(std::abs(r - x), std::ldexp(std::abs(x), -11)) << x;  // half a TF32 ulp
+    EXPECT_TRUE(w::is_tf32(r)) << x;
+  }
+}
+
+// As the bf16 case above, for TF32: where the device has less shared memory (sm_80: 163 KB),
+// the passes that do not fit (at D = 128 the dK/dV pass, ~249 KB, and the dQ pass, ~200 KB; the
+// forward, ~149 KB, fits) run on the scalar kernels, exact fp32; the results stay within the
+// TF32 tolerance.
+TEST(TiledEmulated, Tf32PassesFallBackWhenSharedMemoryIsShort) {
+  const size_t saved = fpa_emu::max_dynamic_smem;
+  fpa_emu::max_dynamic_smem = 163 * 1024;
+  double worst = 0;
+  for (Mode mode : {Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    const Inputs in = make_case({1, 1, 100, 128}, mode, Gate::Integer, 5600);
+    check_against_reference<float>(in, mode, Gate::Integer, {1, 1, 100, 128}, worst, true);
+  }
+  fpa_emu::max_dynamic_smem = saved;
+  EXPECT_GT(tiled::detail::WmmaPasses::dkdv_smem<float>(make_problem(1, 1, 100, 128, 128)) +
+                tiled::detail::WmmaPasses::kStaticSmem,
+            size_t(163 * 1024));
+  std::printf("worst relative error vs reference (float32 on TF32, sm_80 shared memory): %.3g\n",
+              worst);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ cuda::tiled::DType tiled_dtype(at::ScalarType t) {
 
 cuda::CudaPlan plan_of(const at::Tensor& q, const at::Tensor& v, const KernelCall& c) {
   return cuda::plan_cuda_attention(tiled_dtype(q.scalar_type()), q.size(0) * q.size(1),
-                                   q.size(3), v.size(3), c.variant, c.fpa_backward);
+                                   q.size(3), v.size(3), c.variant, c.fpa_backward,
+                                   c.fp32_matmul);
 }
 
 // ---- the tiled kernels -----------------------------------------------------------------------
@@ -172,7 +173,8 @@ at::Tensor cuda_attention(const at::Tensor& q, const at::Tensor& k, const at::Te
   check(q.is_cuda() && k.is_cuda() && v.is_cuda(), "cuda attention: q, k, v must be CUDA tensors");
   check(opts.variant == Variant::Softmax || gate.is_cuda(),
         "cuda attention: the gate must be a CUDA tensor");
-  const KernelCall call{opts.variant, opts.fpa_backward, opts.st_temperature, opts.scale, 0};
+  const KernelCall call{opts.variant, opts.fpa_backward, opts.st_temperature, opts.scale, 0,
+                        opts.fp32_matmul};
   const auto plan = plan_of(q, v, call);
   check(plan.refusal.empty(), plan.refusal);
   if (plan.compute_in_fp32)  // bf16 / fp16 on the row kernels; the gate is float32 already

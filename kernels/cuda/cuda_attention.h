@@ -8,8 +8,10 @@
 //                 float16 (kernels/attention.h); output and gradients in the inputs' dtypes.
 //   head dims     D, Dv <= 256. Which kernel runs for which dtype, head dimension and mode:
 //                 cuda_dispatch.h. In short, the tiled kernels (fp32 accumulation; bf16 / fp16
-//                 products on tensor cores when D, Dv are multiples of 16; fp32 exact, no TF32
-//                 yet) for D, Dv <= 128 (<= 64 in float64), with a deterministic backward and
+//                 products on tensor cores when D, Dv are multiples of 16; fp32 there on TF32
+//                 tensor cores by default, relative errors ~1e-3, exact fp32 with
+//                 AttentionOptions::fp32_matmul Exact or at other D; TF32 not run on a GPU yet)
+//                 for D, Dv <= 128 (<= 64 in float64), with a deterministic backward and
 //                 both FPA modes; beyond that the one-thread-per-row kernels (bf16 / fp16 run in
 //                 fp32 there), whose backward uses atomics (not bitwise repeatable) and refuses
 //                 FPA's straight-through mode.

@@ -6,7 +6,8 @@
 namespace fpa::cuda {
 
 CudaPlan plan_cuda_attention(tiled::DType dtype, int64_t batch_heads, int64_t d, int64_t dv,
-                             Variant variant, FpaBackward fpa_backward) {
+                             Variant variant, FpaBackward fpa_backward,
+                             Fp32Matmul fp32_matmul) {
   CudaPlan plan;
   if (d > kMaxCudaHeadDim || dv > kMaxCudaHeadDim) {
     plan.refusal = fmt::format("cuda attention: head dimensions must be <= {}, got D {} Dv {}",
@@ -23,7 +24,9 @@ CudaPlan plan_cuda_attention(tiled::DType dtype, int64_t batch_heads, int64_t d,
       dtype == tiled::DType::Float64 ? kMaxTiledDoubleHeadDim : int64_t(tiled::kMaxHeadDim);
   if (d <= tiled_limit && dv <= tiled_limit) {
     plan.kernel = CudaKernel::Tiled;
-    plan.tensor_cores = half && d % 16 == 0 && dv % 16 == 0;  // WMMA's 16 x 16 x 16 fragments
+    // WMMA's fragments: 16 x 16 x 16 (bf16 / fp16), 16 x 16 x 8 (TF32); tiles of 16 columns.
+    const bool tf32 = dtype == tiled::DType::Float32 && fp32_matmul == Fp32Matmul::Tf32;
+    plan.tensor_cores = (half || tf32) && d % 16 == 0 && dv % 16 == 0;
     return plan;
   }
   plan.kernel = CudaKernel::RowPerThread;

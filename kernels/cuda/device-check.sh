@@ -78,8 +78,9 @@ for t in test_tile_algorithm test_cuda_dispatch test_tiled_emulated test_tiled_c
   fi
 done
 
-# torch.ops.fpa.attention on CUDA tensors through this PyTorch: every mode, float64, float32,
-# bfloat16 and float16 (tests/python/test_torch_ops.py; its GPU part runs only with a GPU).
+# torch.ops.fpa.attention on CUDA tensors through this PyTorch: every mode, float64, float32
+# (exact and on TF32 tensor cores, fp32_matmul), bfloat16 and float16
+# (tests/python/test_torch_ops.py; its GPU part runs only with a GPU).
 echo "== python test_torch_ops"
 python3 tests/python/test_torch_ops.py "$BUILD/lib/libfpa_torch_ops.so" >"$OUT_DIR/test_torch_ops.log" 2>&1 ||
   { status=1; grep -E "^FAIL|Error|error" "$OUT_DIR/test_torch_ops.log" | head -n 20; }

@@ -1,6 +1,6 @@
 // The backward entry point of the tiled kernels (tiled_kernels.h): checks, then the launcher of
 // tiled_backward.cuh for the input type, with the tensor-core passes (tiled_backward_wmma.cuh)
-// for bf16 / fp16 where the head dimensions allow.
+// for bf16 / fp16 and (TF32) fp32 where the head dimensions allow.
 #include "kernels/cuda/tiled_backward.cuh"
 #include "kernels/cuda/tiled_backward_wmma.cuh"
 
@@ -24,7 +24,9 @@ int backward(const Problem& p, const void* q, const void* k, const void* v, cons
       static_cast<const Acc<T>*>(gate), static_cast<const T*>(out),                         \
       static_cast<const Acc<T>*>(lse), static_cast<const T*>(dout), static_cast<T*>(dq),    \
       static_cast<T*>(dk), static_cast<T*>(dv), dgate, workspace, s)
-    case DType::Float32: FPA_TILED_BACKWARD(float, detail::ScalarPasses);
+    case DType::Float32:  // TF32 tensor cores unless exact fp32 is asked for
+      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_BACKWARD(float, detail::WmmaPasses);
+      FPA_TILED_BACKWARD(float, detail::ScalarPasses);
     case DType::Float64: FPA_TILED_BACKWARD(double, detail::ScalarPasses);
     case DType::BFloat16:
       if (p.tensor_cores && detail::wmma_shape(p))

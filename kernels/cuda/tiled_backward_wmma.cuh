@@ -1,12 +1,15 @@
-// The backward's two tile passes on tensor cores (WMMA 16 x 16 x 16, bf16 / fp16 inputs, fp32
-// accumulation), in place of tiled_backward.cuh's scalar dkdv_kernel and dq_kernel; the same
+// The backward's two tile passes on tensor cores (fp32 accumulation; bf16 / fp16 inputs on WMMA
+// 16 x 16 x 16, fp32 inputs on TF32 WMMA 16 x 16 x 8 with every fragment element rounded to TF32
+// when loaded: tiled_forward_wmma.cuh's Mma), in place of tiled_backward.cuh's scalar
+// dkdv_kernel and dq_kernel; the same
 // blocks, tile order and tile functions. Per tile pair, 4 warps compute S = Q K^T and
 // dP = dO V^T (16 query rows each) into shared memory (fp32); then threads apply, element by
 // element in the scalar kernels' order, the bias, p_ij = exp(s_ij - lse_i) and
 // g_ij = p_ij (dp_ij - delta_i), with every gate reduction of the scalar kernels (fp32 g); p and g
 // rounded to the input type feed the products dV += P^T dO, dK += dS^T Q (dK/dV pass: 16 keys
 // per warp) and dQ += dS K (dQ pass: 16 queries per warp), whose accumulators stay in shared
-// memory. Layout and alignment as tiled_forward_wmma.cuh.
+// memory. With TF32, g stays fp32 over the logits tile (kProbsOverLogits) and p in its own fp32
+// tile, both rounded to TF32 by the fragment loads. Layout and alignment as tiled_forward_wmma.cuh.
 #pragma once
 
 #include "kernels/cuda/tiled_backward.cuh"
@@ -20,14 +23,18 @@ namespace fpa::cuda::tiled::detail {
 // a (kTile x width, rows of the warp) times b^T (kTile x width): the logits or dP of a tile pair.
 template <class T>
 __device__ void wmma_abt(const T* a, const T* b, int64_t width, int warp, float* out) {
+  using M = Mma<T>;
+  constexpr int K = M::K;
   for (int cb = 0; cb < kTile / 16; ++cb) {
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fragment<wmma::accumulator, 16, 16, K, float> acc;
     wmma::fill_fragment(acc, 0.0f);
-    for (int kk = 0; kk < width / 16; ++kk) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
-      wmma::load_matrix_sync(fa, a + warp * 16 * ld16(width) + kk * 16, ld16(width));
-      wmma::load_matrix_sync(fb, b + cb * 16 * ld16(width) + kk * 16, ld16(width));
+    for (int kk = 0; kk < width / K; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, K, typename M::Frag, wmma::row_major> fa;
+      wmma::fragment<wmma::matrix_b, 16, 16, K, typename M::Frag, wmma::col_major> fb;
+      wmma::load_matrix_sync(fa, a + warp * 16 * M::ld(width) + kk * K, M::ld(width));
+      wmma::load_matrix_sync(fb, b + cb * 16 * M::ld(width) + kk * K, M::ld(width));
+      M::round(fa);
+      M::round(fb);
       wmma::mma_sync(acc, fa, fb, acc);
     }
     wmma::store_matrix_sync(out + warp * 16 * ld32(kTile) + cb * 16, acc, ld32(kTile),
@@ -36,23 +43,27 @@ __device__ void wmma_abt(const T* a, const T* b, int64_t width, int warp, float*
 }
 
 // acc (kTile x width fp32, rows of the warp, leading dimension ld32(width)) +=
-// op(x) y with x a kTile x kTile tile (ld16(kTile)), op(x) = x^T when transpose, and y
-// kTile x width (ld16(width)).
+// op(x) y with x a kTile x kTile tile (ld(kTile)), op(x) = x^T when transpose, and y
+// kTile x width (ld(width)).
 template <class T, bool transpose>
 __device__ void wmma_accumulate(const T* x, const T* y, int64_t width, int warp, float* acc_tile) {
+  using M = Mma<T>;
+  constexpr int K = M::K;
   using LayoutA = typename std::conditional<transpose, wmma::col_major, wmma::row_major>::type;
   for (int db = 0; db < width / 16; ++db) {
     float* o = acc_tile + warp * 16 * ld32(width) + db * 16;
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fragment<wmma::accumulator, 16, 16, K, float> acc;
     wmma::load_matrix_sync(acc, o, ld32(width), wmma::mem_row_major);
-    for (int kk = 0; kk < kTile / 16; ++kk) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LayoutA> fa;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
+    for (int kk = 0; kk < kTile / K; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, K, typename M::Frag, LayoutA> fa;
+      wmma::fragment<wmma::matrix_b, 16, 16, K, typename M::Frag, wmma::row_major> fb;
       // x^T's block (warp, kk) is x's block (kk, warp), read column-major.
-      const T* xa = transpose ? x + kk * 16 * ld16(kTile) + warp * 16
-                              : x + warp * 16 * ld16(kTile) + kk * 16;
-      wmma::load_matrix_sync(fa, xa, ld16(kTile));
-      wmma::load_matrix_sync(fb, y + kk * 16 * ld16(width) + db * 16, ld16(width));
+      const T* xa = transpose ? x + kk * K * M::ld(kTile) + warp * 16
+                              : x + warp * 16 * M::ld(kTile) + kk * K;
+      wmma::load_matrix_sync(fa, xa, M::ld(kTile));
+      wmma::load_matrix_sync(fb, y + kk * K * M::ld(width) + db * 16, M::ld(width));
+      M::round(fa);
+      M::round(fb);
       wmma::mma_sync(acc, fa, fb, acc);
     }
     wmma::store_matrix_sync(o, acc, ld32(width), wmma::mem_row_major);
@@ -95,14 +106,17 @@ __global__ void __launch_bounds__(kWmmaThreads)
   const bool col_thread = tid < kTile, active = tid < cols, fpa = is_fpa(p.mode);
   const bool soft = p.mode == Mode::FpaStraightThrough;
 
+  using M = Mma<T>;
+  const int ldt = M::ld(kTile);
   FPA_DYNAMIC_SMEM(smem);
-  T* sk = reinterpret_cast<T*>(smem);     // kTile x ld16(d)
-  T* sv = sk + kTile * ld16(d);           // kTile x ld16(dv)
-  T* sq = sv + kTile * ld16(dvd);         // kTile x ld16(d)
-  T* sdo = sq + kTile * ld16(d);          // kTile x ld16(dv)
-  T* sp = sdo + kTile * ld16(dvd);        // kTile x ld16(kTile): p in T
-  T* sds = sp + kTile * ld16(kTile);      // kTile x ld16(kTile): g in T
-  float* ss = reinterpret_cast<float*>(sds + kTile * ld16(kTile));  // logits, then g (fp32)
+  T* sk = reinterpret_cast<T*>(smem);     // kTile x ld(d)
+  T* sv = sk + kTile * M::ld(d);          // kTile x ld(dv)
+  T* sq = sv + kTile * M::ld(dvd);        // kTile x ld(d)
+  T* sdo = sq + kTile * M::ld(d);         // kTile x ld(dv)
+  T* sp = sdo + kTile * M::ld(dvd);       // kTile x ld(kTile): p in T
+  T* sds = sp + kTile * ldt;              // kTile x ld(kTile): g in T (fp32: ss itself)
+  float* ss = reinterpret_cast<float*>(sds + (kProbsOverLogits<T> ? 0 : kTile * ldt));
+  if (kProbsOverLogits<T>) sds = reinterpret_cast<T*>(ss);  // logits, then g (fp32)
   float* sdp = ss + kTile * ld32(kTile);  // dP, then the diagonal's per-row buffers
   float* sdk = sdp + kTile * ld32(kTile);  // kTile x ld32(d): dK of the key tile
   float* sdv = sdk + kTile * ld32(d);      // kTile x ld32(dv): dV
@@ -111,8 +125,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  load_tile(k + bh * n * d, j0, cols, d, ld16(d), sk);
-  load_tile(v + bh * n * dvd, j0, cols, dvd, ld16(dvd), sv);
+  load_tile(k + bh * n * d, j0, cols, d, M::ld(d), sk);
+  load_tile(v + bh * n * dvd, j0, cols, dvd, M::ld(dvd), sv);
   for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdk[e] = 0.0f;
   for (int e = tid; e < kTile * ld32(dvd); e += blockDim.x) sdv[e] = 0.0f;
   if (fpa) load_field(p, gh, tj, fk);
@@ -124,8 +138,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
     const int rows = int(min(int64_t(kTile), n - i0));
     const bool diagonal = ti == tj;
     __syncthreads();
-    load_tile(q + bh * n * d, i0, rows, d, ld16(d), sq);
-    load_tile(dout + bh * n * dvd, i0, rows, dvd, ld16(dvd), sdo);
+    load_tile(q + bh * n * d, i0, rows, d, M::ld(d), sq);
+    load_tile(dout + bh * n * dvd, i0, rows, dvd, M::ld(dvd), sdo);
     if (tid < kTile) {
       s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
       s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
@@ -141,15 +155,15 @@ __global__ void __launch_bounds__(kWmmaThreads)
       for (int r = 0; r < kTile; ++r) {
         float* src = ss + r * ld32(kTile) + c;
         if (!active || r >= rows) {
-          sp[r * ld16(kTile) + c] = FromAcc<T>::of(0.0f);
-          sds[r * ld16(kTile) + c] = FromAcc<T>::of(0.0f);
+          sp[r * ldt + c] = FromAcc<T>::of(0.0f);
+          sds[r * ldt + c] = FromAcc<T>::of(0.0f);
           *src = 0.0f;
           continue;
         }
         const A pr = t::t_exp(*src - s_lse[r]);
         const A g = t::logit_grad(pr, A(sdp[r * ld32(kTile) + c]), s_delta[r]);
-        sp[r * ld16(kTile) + c] = FromAcc<T>::of(pr);
-        sds[r * ld16(kTile) + c] = FromAcc<T>::of(g);
+        sp[r * ldt + c] = FromAcc<T>::of(pr);
+        sds[r * ldt + c] = FromAcc<T>::of(g);  // fp32: *src itself
         *src = g;
         col_all += g;
         if (diagonal || !fpa) continue;
@@ -220,13 +234,16 @@ __global__ void __launch_bounds__(kWmmaThreads)
   const bool row_thread = tid < kTile, active = tid < rows, fpa = is_fpa(p.mode);
   const bool soft = p.mode == Mode::FpaStraightThrough;
 
+  using M = Mma<T>;
+  const int ldt = M::ld(kTile);
   FPA_DYNAMIC_SMEM(smem);
-  T* sq = reinterpret_cast<T*>(smem);     // kTile x ld16(d)
-  T* sdo = sq + kTile * ld16(d);          // kTile x ld16(dv)
-  T* sk = sdo + kTile * ld16(dvd);        // kTile x ld16(d)
-  T* sv = sk + kTile * ld16(d);           // kTile x ld16(dv)
-  T* sds = sv + kTile * ld16(dvd);        // kTile x ld16(kTile): g in T
-  float* ss = reinterpret_cast<float*>(sds + kTile * ld16(kTile));  // logits
+  T* sq = reinterpret_cast<T*>(smem);     // kTile x ld(d)
+  T* sdo = sq + kTile * M::ld(d);         // kTile x ld(dv)
+  T* sk = sdo + kTile * M::ld(dvd);       // kTile x ld(d)
+  T* sv = sk + kTile * M::ld(d);          // kTile x ld(dv)
+  T* sds = sv + kTile * M::ld(dvd);       // kTile x ld(kTile): g in T (fp32: ss itself)
+  float* ss = reinterpret_cast<float*>(sds + (kProbsOverLogits<T> ? 0 : kTile * ldt));
+  if (kProbsOverLogits<T>) sds = reinterpret_cast<T*>(ss);  // logits (fp32: then g)
   float* sdp = ss + kTile * ld32(kTile);  // dP
   float* sdq = sdp + kTile * ld32(kTile);  // kTile x ld32(d): dQ of the query tile
   A* pair = sdq + kTile * ld32(d);         // per key tile J < I (the between part)
@@ -238,8 +255,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  load_tile(q + bh * n * d, i0, rows, d, ld16(d), sq);
-  load_tile(dout + bh * n * dvd, i0, rows, dvd, ld16(dvd), sdo);
+  load_tile(q + bh * n * d, i0, rows, d, M::ld(d), sq);
+  load_tile(dout + bh * n * dvd, i0, rows, dvd, M::ld(dvd), sdo);
   for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdq[e] = 0.0f;
   if (fpa) load_field(p, gh, ti, fq);
   const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
@@ -252,8 +269,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
     __syncthreads();
-    load_tile(k + bh * n * d, j0, cols, d, ld16(d), sk);
-    load_tile(v + bh * n * dvd, j0, cols, dvd, ld16(dvd), sv);
+    load_tile(k + bh * n * d, j0, cols, d, M::ld(d), sk);
+    load_tile(v + bh * n * dvd, j0, cols, dvd, M::ld(dvd), sv);
     if (fpa) load_field(p, gh, tj, fk);  // synchronises
     __syncthreads();
     wmma_abt(sq, sk, d, warp, ss);     // S = Q K^T
@@ -264,12 +281,12 @@ __global__ void __launch_bounds__(kWmmaThreads)
     if (row_thread) {  // one query per thread, keys in order
       for (int c = 0; c < kTile; ++c) {
         if (!active || c >= cols) {
-          sds[r * ld16(kTile) + c] = FromAcc<T>::of(0.0f);
+          sds[r * ldt + c] = FromAcc<T>::of(0.0f);
           continue;
         }
         const A pr = t::t_exp(A(ss[r * ld32(kTile) + c]) - lse_r);
         const A g = t::logit_grad(pr, A(sdp[r * ld32(kTile) + c]), delta_r);
-        sds[r * ld16(kTile) + c] = FromAcc<T>::of(g);
+        sds[r * ldt + c] = FromAcc<T>::of(g);  // fp32: over the logit just read
         row_all += g;
         if (diagonal || !fpa) continue;
         if (soft) {
@@ -332,22 +349,27 @@ __global__ void __launch_bounds__(kWmmaThreads)
 }
 
 // launch_backward<T, WmmaPasses> runs these in place of the scalar passes (bf16 / fp16 inputs,
-// D and Dv multiples of 16). A pass whose shared memory the device cannot give (dK/dV at
+// and fp32 inputs on TF32; D and Dv multiples of 16). A pass whose shared memory the device cannot give (dK/dV at
 // D = 128 on sm_80) runs on the scalar kernel instead: the passes are independent.
 struct WmmaPasses {
   template <class T> static size_t dkdv_smem(const Problem& p) {
-    const size_t tiles16 = size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + 2 * ld16(kTile));
-    return sizeof(T) * tiles16 +
+    using M = Mma<T>;
+    const int g_tile = kProbsOverLogits<T> ? 0 : M::ld(kTile);
+    const size_t tiles_t =
+        size_t(kTile) * (2 * M::ld(p.d) + 2 * M::ld(p.dv) + M::ld(kTile) + g_tile);
+    return sizeof(T) * tiles_t +
            sizeof(float) * kTile * (2 * ld32(kTile) + ld32(p.d) + ld32(p.dv));
   }
   template <class T> static size_t dq_smem(const Problem& p) {
+    using M = Mma<T>;
     const size_t tiles = size_t(tiles_of(p));
-    return sizeof(T) * size_t(kTile) * (2 * ld16(p.d) + 2 * ld16(p.dv) + ld16(kTile)) +
+    const int g_tile = kProbsOverLogits<T> ? 0 : M::ld(kTile);
+    return sizeof(T) * size_t(kTile) * (2 * M::ld(p.d) + 2 * M::ld(p.dv) + g_tile) +
            sizeof(float) * (kTile * (2 * ld32(kTile) + ld32(p.d)) + 5 * tiles) +
            sizeof(int) * tiles;
   }
   // Static shared memory of the kernels (field tiles, per-row arrays), with a margin.
-  static constexpr size_t kStaticSmem = 8 * 1024;
+  static constexpr size_t kStaticSmem = kWmmaStaticSmem;
 
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,

@@ -23,7 +23,9 @@ int forward(const Problem& p, const void* q, const void* k, const void* v, const
   return launch<T>(p, static_cast<const T*>(q), static_cast<const T*>(k),                   \
                    static_cast<const T*>(v), static_cast<const Acc<T>*>(gate),              \
                    static_cast<T*>(out), static_cast<Acc<T>*>(lse), workspace, s)
-    case DType::Float32: FPA_TILED_FORWARD(launch_forward, float);
+    case DType::Float32:  // TF32 tensor cores unless exact fp32 is asked for
+      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_FORWARD(launch_forward_wmma, float);
+      FPA_TILED_FORWARD(launch_forward, float);
     case DType::Float64: FPA_TILED_FORWARD(launch_forward, double);
     case DType::BFloat16:
       if (p.tensor_cores && detail::wmma_shape(p))

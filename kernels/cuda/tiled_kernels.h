@@ -19,7 +19,9 @@
 // shared-memory version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per
 // block; for bf16 / fp16 with D, Dv multiples of 16 the products of every pass run on tensor
 // cores (WMMA, tiled_forward_wmma.cuh and tiled_backward_wmma.cuh; Problem::tensor_cores),
-// untuned.
+// untuned; so do fp32's, on TF32 (WMMA 16 x 16 x 8), unless Problem::tensor_cores is false
+// (exact fp32). The TF32 dK/dV pass at D = 128 fits no device's shared memory (scalar kernel),
+// nor does the TF32 dQ pass at D = 128 on sm_80.
 // Limits: D, Dv <= kMaxHeadDim, B * H <= 65535, and the dQ pass keeps 24 bytes (fp32) per key
 // tile in shared memory (N up to ~5e5 on sm_90). Shared memory per block grows with D: at
 // D = 128 the fp64 forward (~234 KB) does not fit (the launch returns the error); the
@@ -43,8 +45,10 @@ struct Problem {
   DType dtype = DType::Float32;
   double scale = 1.0;
   double tau = 1.0;  // FpaStraightThrough's temperature
-  // bf16 / fp16 with D and Dv multiples of 16: the products on tensor cores
-  // (tiled_*_wmma.cuh); false for the scalar kernels.
+  // D and Dv multiples of 16: the products on tensor cores (tiled_*_wmma.cuh): bf16 / fp16 on
+  // WMMA 16 x 16 x 16, fp32 on TF32 (WMMA 16 x 16 x 8, inputs rounded to TF32's 10-bit mantissa,
+  // fp32 accumulation). false: the scalar kernels, exact fp32 products (AttentionOptions'
+  // fp32_matmul "exact"). Ignored for fp64.
   bool tensor_cores = true;
 };
 

@@ -1,5 +1,7 @@
 // PyTorch custom operators: fpa::attention as torch.ops.fpa.attention (TorchScript-compatible).
 // Argument names are the command line's in snake case (fpa_backward, st_temperature).
+// fp32_matmul ("tf32", the default, or "exact"): float32 on the GPU on TF32 tensor cores or with
+// exact fp32 products (kernels/options.h); the CPU ignores it.
 //
 //   torch.ops.load_library("build/lib/libfpa_torch_ops.so")
 //   out = torch.ops.fpa.attention(q, k, v, gate, "fpa", "auto", "exact")
@@ -18,13 +20,15 @@ namespace {
 
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const c10::optional<at::Tensor>& gate, std::string variant, std::string impl,
-                     std::string fpa_backward, double st_temperature, double scale) {
+                     std::string fpa_backward, double st_temperature, double scale,
+                     std::string fp32_matmul) {
   fpa::AttentionOptions o;
   o.variant = fpa::parse_variant(variant);
   o.impl = fpa::resolve_impl(impl, q.device().type());  // "auto": the device's kernels
   o.fpa_backward = fpa::parse_fpa_backward(fpa_backward);
   o.st_temperature = st_temperature;
   o.scale = scale;
+  o.fp32_matmul = fpa::parse_fp32_matmul(fp32_matmul);
   const at::Tensor g = gate.has_value() ? *gate : at::Tensor();
   return fpa::attention(q, k, v, g, o);
 }
@@ -43,8 +47,8 @@ at::Tensor apply_rope(const at::Tensor& x, int64_t offset, double base) {
 
 TORCH_LIBRARY(fpa, m) {
   m.def("attention(Tensor q, Tensor k, Tensor v, Tensor? gate, str variant=\"softmax\", "
-        "str impl=\"auto\", str fpa_backward=\"exact\", float st_temperature=1.0, float scale=0.0) "
-        "-> Tensor");
+        "str impl=\"auto\", str fpa_backward=\"exact\", float st_temperature=1.0, float scale=0.0, "
+        "str fp32_matmul=\"tf32\") -> Tensor");
   m.def("fpa_bias(Tensor field, str fpa_backward=\"exact\", float st_temperature=1.0) -> Tensor");
   m.def("fox_bias(Tensor log_forget) -> Tensor");
   m.def("apply_rope(Tensor x, int offset=0, float base=10000.0) -> Tensor");

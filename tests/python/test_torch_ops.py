@@ -107,11 +107,21 @@ by_name = attention(q, k, v, phi, variant="fpa", impl="fused", fpa_backward="str
 by_position = attention(q, k, v, phi, "fpa", "fused", "straight-through", TAU)
 check(torch.equal(by_name, by_position), "keywords fpa_backward and st_temperature")
 
+# fp32_matmul ("tf32", the default, or "exact"): float32 on the GPU only; the CPU ignores it.
+f32 = [t.float() for t in (q, k, v, phi)]
+check(torch.equal(attention(*f32, "fpa", "fused", "exact", fp32_matmul="exact"),
+                  attention(*f32, "fpa", "fused", "exact", fp32_matmul="tf32"))
+      and torch.equal(attention(*f32, "fpa", "fused", "exact"),
+                      attention(*f32, "fpa", "fused", "exact", 1.0, 0.0, "tf32")),
+      "fp32_matmul: keyword and position, ignored on the CPU")
+
 # Bad arguments raise with the operator's message (std::invalid_argument arrives as ValueError).
 for bad, needle in [(lambda: attention(q, k, v, phi, "fpx", "fused", "exact"), "unknown attention variant"),
                     (lambda: attention(q, k, v, phi, "fpa", "fast", "exact"), "unknown implementation"),
                     (lambda: attention(q, k, v, None, "fpa", "fused", "exact"), "needs a gate"),
-                    (lambda: attention(q, k, v, phi, "fpa", "fused", "exact", -1.0), "temperature")]:
+                    (lambda: attention(q, k, v, phi, "fpa", "fused", "exact", -1.0), "temperature"),
+                    (lambda: attention(q, k, v, phi, "fpa", "fused", "exact", fp32_matmul="fp16"),
+                     "unknown fp32 matmul mode")]:
     try:
         bad()
         check(False, f"bad argument raises ({needle})")
@@ -119,15 +129,20 @@ for bad, needle in [(lambda: attention(q, k, v, phi, "fpx", "fused", "exact"), "
         check(needle in str(e), f"bad argument raises ({needle})")
 
 # The GPU, when this library was built with CUDA and a GPU is present: every mode, float64 and
-# float32 (D 64, the tiled kernels; D 4 / Dv 3, their scalar tiles) and bfloat16 / float16 on
-# tensor cores (D 64, float32 field) against the plain float64 definition on the same rounded
-# inputs. Tolerances: the C++ tests' (tests/test_fused_support.h, tests/tiled_test_support.h).
+# float32 (D 64, the tiled kernels, exact and on TF32 tensor cores; D 4 / Dv 3, their scalar
+# tiles) and bfloat16 / float16 on tensor cores (D 64, float32 field) against the plain float64
+# definition on the same rounded inputs. Tolerances: the C++ tests' (tests/test_fused_support.h,
+# tests/tiled_test_support.h: TF32 5e-3).
 GPU_TOL = {torch.float64: 1e-9, torch.float32: 1e-4, torch.bfloat16: 2e-2, torch.float16: 4e-3}
+TF32_TOL = 5e-3
 if torch.cuda.is_available():
-    for (variant, backward), dtype, (D, Dv) in itertools.product(
-            MODES, GPU_TOL, [(4, 3), (64, 64)]):
+    for (variant, backward), (dtype, fp32_matmul), (D, Dv) in itertools.product(
+            MODES, [(t, "exact") for t in GPU_TOL] + [(torch.float32, "tf32")], [(4, 3), (64, 64)]):
         if dtype in (torch.bfloat16, torch.float16) and D % 16:
             continue
+        if fp32_matmul == "tf32" and D % 16:
+            continue  # scalar tiles: exact fp32 whatever the option
+        tol = TF32_TOL if fp32_matmul == "tf32" else GPU_TOL[dtype]
         q, k, v, gate = inputs(70, variant, seed=6, D=D, Dv=Dv)
         q, k, v = (t.to(dtype).double() for t in (q, k, v))  # what the kernels see
         gate_dtype = torch.float32 if dtype in (torch.bfloat16, torch.float16) else dtype
@@ -135,7 +150,8 @@ if torch.cuda.is_available():
             gate = gate.to(gate_dtype).double()
         dev = [t.cuda().to(dt).requires_grad_() if t is not None else None
                for t, dt in zip((q, k, v, gate), (dtype,) * 3 + (gate_dtype,))]
-        got = attention(dev[0], dev[1], dev[2], dev[3], variant, "auto", backward, TAU)
+        got = attention(dev[0], dev[1], dev[2], dev[3], variant, "auto", backward, TAU,
+                        fp32_matmul=fp32_matmul)
         cpu = [t.clone().requires_grad_() if t is not None else None for t in (q, k, v, gate)]
         want = python_attention(cpu[0], cpu[1], cpu[2], cpu[3], variant, backward, TAU)
         grads = torch.autograd.grad(got.float().sum(), [t for t in dev if t is not None])
@@ -143,8 +159,8 @@ if torch.cuda.is_available():
         floor = (1e-3 if dtype == torch.float64 else 1e-2) * max(g.abs().max().item() for g in want_grads)
         errs = [rel_err(got.detach().cpu().double(), want.detach())] + [
             rel_err(a.cpu().double(), b, floor) for a, b in zip(grads, want_grads)]
-        check(got.dtype == dtype and max(errs) < GPU_TOL[dtype],
-              f"cuda {variant}/{backward} {dtype} D={D}: max rel err {max(errs):.1e}")
+        check(got.dtype == dtype and max(errs) < tol,
+              f"cuda {variant}/{backward} {dtype} ({fp32_matmul}) D={D}: max rel err {max(errs):.1e}")
 else:
     print("note: no GPU visible; the CUDA implementation is not checked here")
 
