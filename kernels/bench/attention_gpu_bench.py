@@ -34,7 +34,7 @@ the CPU.
 The implementations (`impl`):
   fpa_ops     torch.ops.fpa.attention(q, k, v, gate, variant, "auto", fpa_backward): impl cuda on
               CUDA tensors (fused on the CPU). softmax, FoX, FPA exact and straight-through; bf16
-              (fp32 gate/field) and fp32.
+              (fp32 gate/field) and fp32 (on TF32 tensor cores unless --fp32-matmul exact).
   sdpa_flash  F.scaled_dot_product_attention(is_causal=True) under sdpa_kernel(FLASH_ATTENTION),
               bf16, softmax only (the field's speed reference).
   flex        torch.compile(flex_attention) with a causal BlockMask. FoX: score + F_i - F_j with
@@ -95,6 +95,8 @@ def parser():
     p.add_argument("--shapes", default=DEFAULT_SHAPES, help="BxHxNxD,... (batch, heads, length, head dimension)")
     p.add_argument("--impls", default=",".join(IMPLS), help="subset of " + ",".join(IMPLS))
     p.add_argument("--dtypes", default="bfloat16,float32", help="dtypes of the project's kernels (bf16 for the baselines)")
+    p.add_argument("--fp32-matmul", default="tf32", choices=("tf32", "exact"),
+                   help="the project's float32 products on the GPU: TF32 tensor cores (the kernels' default) or exact")
     p.add_argument("--passes", default="fwd,fwd_bwd")
     p.add_argument("--warmup", type=int, default=3, help="untimed calls after the first (compiling) one")
     p.add_argument("--repeats", type=int, default=10, help="timed calls behind the median")
@@ -368,7 +370,7 @@ class Bench:
         if impl == "fpa_ops":
             # A forward row's mode is "-": both modes share the forward.
             return t.ops.fpa.attention(q, k, v, gate, variant, "auto", mode if mode != "-" else "exact",
-                                       self.o.st_temperature)
+                                       self.o.st_temperature, fp32_matmul=self.o.fp32_matmul)
         if impl == "sdpa_flash":
             return self.flash(q, k, v)
         if impl == "flex":
