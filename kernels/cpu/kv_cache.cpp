@@ -2,10 +2,13 @@
 
 #include "kernels/checks.h"
 
+#include <c10/core/InferenceMode.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace fpa {
 namespace {
@@ -65,6 +68,9 @@ void KvCache::reserve(int64_t need) {
   if (need <= capacity_) return;
   const int64_t capacity = std::max<int64_t>({need, 2 * capacity_, 64});
   if (tensor_path_) {
+    // The tensor path's storage is updated in place from inside and outside inference mode (a
+    // decoder steps in it, policies evict outside it): every op on it runs in inference mode.
+    c10::InferenceMode inference;
     // Zeros, not empty: the storage past a head's entries enters the padded tensor ops (a NaN
     // there would survive a zero weight).
     const auto o = at::TensorOptions().dtype(dtype_).device(device_);
@@ -150,6 +156,7 @@ void KvCache::append_level(int64_t h, double gate_value) {
 void KvCache::append_rows(const at::Tensor& k, const at::Tensor& v, const double* gate,
                           int64_t gate_stride) {
   check(tensor_path_, "KvCache::append_rows: the cache is on the raw-pointer path");
+  c10::InferenceMode inference;
   reserve(max_size() + 1);
   const bool uniform = std::all_of(size_.begin(), size_.end(), [&](int64_t s) { return s == size_[0]; });
   if (uniform) {  // every head appends at one index: one copy per tensor
@@ -182,6 +189,7 @@ at::Tensor KvCache::bias_rows(at::ScalarType dtype) const {
 
 at::Tensor KvCache::attend_rows(const at::Tensor& q, double scale) {
   check(tensor_path_, "KvCache::attend_rows: the cache is on the raw-pointer path");
+  c10::InferenceMode inference;
   const int64_t n = max_size();
   const auto keys = k_.narrow(1, 0, n), values = v_.narrow(1, 0, n);
   const auto scores = at::bmm(keys, q.unsqueeze(-1)).squeeze(-1) * scale + bias_rows(dtype_);
@@ -204,6 +212,7 @@ void KvCache::set_last_query(const void* q, double scale) {
 void KvCache::track_mass(bool on) {
   tracks_mass_ = on;
   if (tensor_path_) {
+    c10::InferenceMode inference;
     mass_rows_ = on && capacity_ > 0
                      ? at::zeros({heads_, capacity_}, at::TensorOptions().dtype(at::kDouble).device(device_))
                      : at::Tensor();
@@ -214,7 +223,10 @@ void KvCache::track_mass(bool on) {
 }
 
 void KvCache::reset_mass() {
-  if (mass_rows_.defined()) mass_rows_.zero_();
+  if (mass_rows_.defined()) {
+    c10::InferenceMode inference;
+    mass_rows_.zero_();
+  }
   for (auto& m : mass_) std::fill(m.begin(), m.end(), 0.0);
 }
 
@@ -277,6 +289,8 @@ void KvCache::keep(const std::vector<std::vector<int64_t>>& kept) {
   // entries), checked and taken before the metadata changes.
   at::Tensor gather, valid;
   int64_t widest = 0;
+  std::optional<c10::InferenceMode> inference;
+  if (tensor_path_) inference.emplace();
   if (tensor_path_ && capacity_ > 0) {
     for (const auto& idx : kept) widest = std::max<int64_t>(widest, int64_t(idx.size()));
     std::vector<int64_t> g(size_t(heads_ * widest), 0);
@@ -445,6 +459,7 @@ std::vector<CacheHeadView> KvCache::tensor_views(const CacheSignals& signals) co
   }
   const int64_t n = max_size();
   if (n == 0) return out;
+  c10::InferenceMode inference;
   const bool query = last_q_rows_.defined();
   // Per head: its first size(h) numbers of a (H, n) float64 tensor.
   const auto per_head = [&](const at::Tensor& t, std::vector<double> CacheHeadView::*field) {
