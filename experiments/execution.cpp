@@ -88,6 +88,14 @@ Execution cpu_execution_of(const Cli& cli, const std::string& why) {
   return e;
 }
 
+Execution decode_execution_of(const Cli& cli, const std::string& why) {
+  const auto e = resolve_execution(cli.get<std::string>("device"), cli.get<std::string>("precision"));
+  if (e.autocast())
+    throw UsageError(fmt::format("{}: --precision {}: {}", cli.program(), to_string(e.precision), why));
+  record_execution(e.describe());
+  return e;
+}
+
 void move_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Device& device) {
   for (auto& [key, state] : optimizer.state()) {
     (void)key;

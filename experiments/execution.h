@@ -33,6 +33,10 @@ Execution execution_of(const Cli& cli, int local_rank = -1);
 // --device and --precision resolved as execution_of does, and UsageError (exit 2, before any
 // work) for a GPU or bf16, saying `why`. auto is the CPU there.
 Execution cpu_execution_of(const Cli& cli, const std::string& why);
+// For a tool that decodes with a KV cache (lm/cache: passkey-eval, passkey-probe, lm-compress):
+// --device resolved as execution_of does (auto picks a GPU when there is one; the caches follow
+// the model's weights there), and UsageError (exit 2, before any work) for bf16, saying `why`.
+Execution decode_execution_of(const Cli& cli, const std::string& why);
 
 // An optimiser's state tensors (AdamW's moments) moved to `device`, after a checkpoint was read
 // on the CPU (checkpoints are read to the CPU, so they load on any machine).

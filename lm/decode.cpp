@@ -9,13 +9,13 @@
 
 namespace fpa::lm {
 
-IncrementalDecoder::IncrementalDecoder(LanguageModel model, fpa::Impl impl)
-    : model_(std::move(model)), impl_(impl) {
+IncrementalDecoder::IncrementalDecoder(LanguageModel model, fpa::Impl impl, bool tensor_ops)
+    : model_(std::move(model)), impl_(impl), tensor_ops_(tensor_ops) {
   reset();
 }
 
 void IncrementalDecoder::reset() {
-  caches_ = model_->new_caches();
+  caches_ = model_->new_caches(tensor_ops_);
   if (track_mass_) track_mass(true);
 }
 
@@ -34,18 +34,19 @@ at::Tensor IncrementalDecoder::step(const at::Tensor& tokens) {
   c10::InferenceMode inference;
   // One token, fused: the same computation on raw rows, without an operator per step.
   if (tokens.size(0) == 1 && impl_ == fpa::Impl::Fused && tokens.scalar_type() == at::kLong &&
-      token_step_applies(*model_))
+      !tensor_ops_ && token_step_applies(*model_))
     return token_step(*model_, tokens[0].item<int64_t>(), caches_)[0];
-  return model_->forward(tokens.unsqueeze(0), caches_, impl_)[0];
+  return model_->forward(tokens.unsqueeze(0).to(model_->device()), caches_, impl_)[0];
 }
 
 const std::vector<float>& IncrementalDecoder::step_token(int64_t token) {
   c10::InferenceMode inference;
   logits_.resize(size_t(model_->config.vocab_size));
-  if (impl_ == fpa::Impl::Fused && token_step_applies(*model_)) {
+  if (impl_ == fpa::Impl::Fused && !tensor_ops_ && token_step_applies(*model_)) {
     token_step(*model_, token, caches_, logits_.data());
   } else {
-    const auto logits = step(at::tensor({token}, at::kLong))[0].to(at::kFloat).contiguous();
+    const auto logits =
+        step(at::tensor({token}, at::kLong))[0].to(at::kCPU, at::kFloat).contiguous();
     std::copy_n(logits.data_ptr<float>(), logits_.size(), logits_.begin());
   }
   return logits_;

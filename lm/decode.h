@@ -26,7 +26,11 @@ namespace fpa::lm {
 class IncrementalDecoder {
  public:
   // impl: the cached operator's implementation (kernels/cpu/kv_cache.h), fused unless a test asks.
-  explicit IncrementalDecoder(LanguageModel model, fpa::Impl impl = fpa::Impl::Fused);
+  // The caches live on the model's device: on a GPU they take the tensor path (keys and values
+  // on the device, attention with tensor ops); tensor_ops takes it on the CPU too (tests), and
+  // then impl and lm/token_step.h's fast path do not apply.
+  explicit IncrementalDecoder(LanguageModel model, fpa::Impl impl = fpa::Impl::Fused,
+                              bool tensor_ops = false);
 
   // tokens: 1-D int64 of T >= 1 new tokens. Returns logits (T, vocab) for them.
   at::Tensor step(const at::Tensor& tokens);
@@ -51,6 +55,7 @@ class IncrementalDecoder {
  private:
   LanguageModel model_;
   fpa::Impl impl_;
+  bool tensor_ops_;
   std::vector<fpa::KvCache> caches_;
   std::vector<float> logits_;  // step_token's
   bool track_mass_ = false;

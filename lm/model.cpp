@@ -150,16 +150,20 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, fpa::KvCache& cache
   if (gate.defined()) gate = gate[0];  // (H, T)
   // The walk phi_t = phi_{t-1} + delta_t continues from the cache's last level.
   if (config.kind == AttentionKind::Fpa)
-    gate = cache.last_levels().to(gate.scalar_type()).unsqueeze(-1) + at::cumsum(gate, -1);
+    gate = cache.last_levels().to(gate.device(), gate.scalar_type()).unsqueeze(-1) +
+           at::cumsum(gate, -1);
   auto opts = attention_options();
   opts.impl = impl;
   const auto out = fpa::attention_step(q, k, v, gate, cache, opts);  // (H, T, D)
   return o_proj(merge_heads(out.unsqueeze(0)));
 }
 
-fpa::KvCache AttentionImpl::new_cache() const {
+fpa::KvCache AttentionImpl::new_cache() const { return new_cache(false); }
+
+fpa::KvCache AttentionImpl::new_cache(bool tensor_ops) const {
   return fpa::KvCache(operator_variant(config.kind), config.heads, config.head_dim(),
-                      config.head_dim(), q_proj->weight.scalar_type());
+                      config.head_dim(), q_proj->weight.scalar_type(), q_proj->weight.device(),
+                      tensor_ops);
 }
 
 // --- Block, model --------------------------------------------------------------------------
@@ -242,9 +246,11 @@ torch::Tensor LanguageModelImpl::forward(const torch::Tensor& tokens,
   return logits_from_hidden(x);
 }
 
-std::vector<fpa::KvCache> LanguageModelImpl::new_caches() const {
+std::vector<fpa::KvCache> LanguageModelImpl::new_caches() const { return new_caches(false); }
+
+std::vector<fpa::KvCache> LanguageModelImpl::new_caches(bool tensor_ops) const {
   std::vector<fpa::KvCache> caches;
-  for (const auto& b : blocks) caches.push_back(b->attn->new_cache());
+  for (const auto& b : blocks) caches.push_back(b->attn->new_cache(tensor_ops));
   return caches;
 }
 

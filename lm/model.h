@@ -88,6 +88,9 @@ struct AttentionImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, fpa::KvCache& cache,
                         fpa::Impl impl = fpa::Impl::Fused);
   fpa::KvCache new_cache() const;  // empty, for this layer's variant, sizes and weight dtype
+  // The same on the weights' device; tensor_ops: the tensor path even on the CPU (tests;
+  // kernels/cpu/kv_cache.h). new_cache() is new_cache(false).
+  fpa::KvCache new_cache(bool tensor_ops) const;
 
   // The pieces of forward, public so that an incremental decoder can reuse them:
   torch::Tensor split_heads(const torch::Tensor& x) const;   // (B, N, C) -> (B, H, N, D)
@@ -131,6 +134,8 @@ struct LanguageModelImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& tokens, std::vector<fpa::KvCache>& caches,
                         fpa::Impl impl = fpa::Impl::Fused);
   std::vector<fpa::KvCache> new_caches() const;  // in the dtype of the parameters
+  // On the weights' device (every cache policy runs there); tensor_ops as in new_cache.
+  std::vector<fpa::KvCache> new_caches(bool tensor_ops) const;
   // Mean next-token cross-entropy (nats) of tokens[:, 1:] given tokens[:, :-1]; tokens (B, N+1).
   torch::Tensor loss(const torch::Tensor& tokens);
   // The head applied to final hidden states (B, N, C) -> logits; used by decoders.

@@ -87,7 +87,8 @@ void block_step(BlockImpl& block, const ModelConfig& c, fpa::KvCache& cache, Row
 }  // namespace
 
 bool token_step_applies(const LanguageModelImpl& model) {
-  return !torch::GradMode::is_enabled() && model.embed->weight.scalar_type() == torch::kFloat;
+  return !torch::GradMode::is_enabled() && model.embed->weight.scalar_type() == torch::kFloat &&
+         model.embed->weight.device().is_cpu();
 }
 
 void token_step(LanguageModelImpl& model, int64_t token, std::vector<fpa::KvCache>& caches,

@@ -17,7 +17,7 @@
 
 namespace fpa::lm {
 
-// Whether token_step applies: float32 parameters, no gradient wanted.
+// Whether token_step applies: float32 parameters on the CPU, no gradient wanted.
 bool token_step_applies(const LanguageModelImpl& model);
 // Appends `token` to `caches` (one per layer) and writes its vocab logits to `logits`.
 void token_step(LanguageModelImpl& model, int64_t token, std::vector<fpa::KvCache>& caches,

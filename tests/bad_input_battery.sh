@@ -196,7 +196,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   case_ out-of-range "--impl" lm-train --impl cuda --corpus "$s/corpus" --out-dir "$s/new"
 fi
 # --device and --precision (experiments/execution_options.h): a malformed value, a GPU that is
-# not there (before any work), and the CPU-only tools' refusal of a GPU and of bf16.
+# not there (before any work), and the refusal of bf16 by the KV-cache decoders and attention-bench
+# (attention-bench, CPU-only, refuses a GPU too; the decoders run on one: lm/README.md).
 base[synthetic-sweep]="--out-dir $s/sweep-new"
 for t in synthetic-run synthetic-sweep lm-train passkey-train lm-eval passkey-eval passkey-probe \
          lm-compress attention-bench; do

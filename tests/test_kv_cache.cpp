@@ -1,6 +1,8 @@
 // fpa::attention_step over fpa::KvCache (kernels/cpu/kv_cache.h) equals the full operator
 // restricted to the kept keys: decoding in chunks, with random per-head evictions between chunks,
-// for every variant and implementation, in float64 (unit cases and a RapidCheck property).
+// for every variant and implementation, in float64 (unit cases and a RapidCheck property); the
+// same for the tensor path (KvCache with tensor_ops on the CPU: what a GPU cache runs), which also
+// matches the raw-pointer path in lockstep, outputs and views.
 #include "kernels/attention.h"
 #include "kernels/cpu/kv_cache.h"
 
@@ -55,11 +57,11 @@ at::Tensor restricted_full(const Problem& p, Variant variant,
 // float64, so the error is the decoder's own.
 double decode_error(Variant variant, Impl impl, int64_t heads, int64_t n, int64_t d,
                     const std::vector<int64_t>& chunks, double keep_p, uint64_t seed,
-                    at::ScalarType dtype = at::kDouble) {
+                    at::ScalarType dtype = at::kDouble, bool tensor_ops = false) {
   Problem p = make_problem(variant, heads, n, d, seed);
   for (auto* t : {&p.q, &p.k, &p.v, &p.gate})
     if (t->defined()) *t = t->to(dtype).to(at::kDouble);
-  KvCache cache(variant, heads, d, d, dtype);
+  KvCache cache(variant, heads, d, d, dtype, at::kCPU, tensor_ops);
   AttentionOptions opts;
   opts.variant = variant;
   opts.impl = impl;
@@ -114,6 +116,85 @@ TEST(KvCache, Float32DecodingMatchesFloat64Reference) {
           << to_string(variant) << " d " << d;
 }
 
+// The tensor path (tensor_ops: a GPU cache's code, on the CPU): the same properties, float64 to
+// 1e-10 and float32 to 2e-5 (the bound of the fused float32 kernel above).
+TEST(KvCacheTensorPath, TokenByTokenEqualsFullOperator) {
+  for (auto variant : kVariants)
+    EXPECT_LT(decode_error(variant, Impl::Fused, 3, 40, 8, {1}, 1.0, 1, at::kDouble, true), 1e-10)
+        << to_string(variant);
+}
+
+TEST(KvCacheTensorPath, ChunksWithEvictionsEqualFullOperatorOnKeptKeys) {
+  for (auto variant : kVariants)
+    for (uint64_t seed : {2, 7})
+      EXPECT_LT(decode_error(variant, Impl::Fused, 4, 60, 8, {7, 1, 3}, 0.6, seed, at::kDouble, true),
+                1e-10)
+          << to_string(variant) << " seed " << seed;
+}
+
+TEST(KvCacheTensorPath, Float32DecodingMatchesFloat64Reference) {
+  for (auto variant : kVariants)
+    for (int64_t d : {8, 12, 32})
+      EXPECT_LT(decode_error(variant, Impl::Fused, 3, 77, d, {1, 5}, 0.7, 4, at::kFloat, true), 2e-5)
+          << to_string(variant) << " d " << d;
+}
+
+// The tensor path and the raw-pointer path in lockstep on one problem, evicting the same entries
+// (ragged heads) with mass tracked: float64 outputs and views within 1e-12, biases (the host
+// metadata: positions, FPA's m_j after evictions, FoX's F_j) identical; float32 outputs within
+// 1e-5 of each other (rounding only).
+TEST(KvCacheTensorPath, MatchesRawPointerPathInLockstep) {
+  for (auto dtype : {at::kDouble, at::kFloat})
+    for (auto variant : kVariants) {
+      const int64_t H = 3, n = 50, d = 16;
+      const Problem p = make_problem(variant, H, n, d, 11);
+      KvCache raw(variant, H, d, d, dtype), tens(variant, H, d, d, dtype, at::kCPU, true);
+      ASSERT_FALSE(raw.tensor_path());
+      ASSERT_TRUE(tens.tensor_path());
+      raw.track_mass(true);
+      tens.track_mass(true);
+      AttentionOptions opts;
+      opts.variant = variant;
+      opts.impl = Impl::Fused;
+      std::mt19937_64 rng(5);
+      std::bernoulli_distribution keep(0.7);
+      const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+      CacheSignals all;
+      all.r = all.weight = all.mass = all.key_norm = true;
+      for (int64_t s = 0, c = 0; s < n; ++c) {
+        const int64_t e = std::min(n, s + (c % 3 == 0 ? 6 : 1));
+        const auto slice = [&](const at::Tensor& t) {
+          return t.defined() ? t.slice(1, s, e).to(dtype) : at::Tensor();
+        };
+        const auto a = attention_step(slice(p.q), slice(p.k), slice(p.v), slice(p.gate), raw, opts);
+        const auto b = attention_step(slice(p.q), slice(p.k), slice(p.v), slice(p.gate), tens, opts);
+        EXPECT_LT((a - b).abs().max().item<double>(), tol) << to_string(variant) << " at " << e;
+        const auto va = raw.views(all), vb = tens.views(all);
+        std::vector<std::vector<int64_t>> kept(static_cast<size_t>(H));
+        for (int64_t h = 0; h < H; ++h) {
+          const auto& x = va[size_t(h)];
+          const auto& y = vb[size_t(h)];
+          ASSERT_EQ(x.position, y.position);
+          EXPECT_EQ(x.bias, y.bias) << to_string(variant) << " head " << h << " at " << e;
+          EXPECT_NEAR(x.r, y.r, 1e-9 * std::max(1.0, std::abs(x.r)));
+          EXPECT_NEAR(x.q_norm, y.q_norm, 1e-9 * std::max(1.0, x.q_norm));
+          ASSERT_EQ(x.weight.size(), y.weight.size());
+          for (size_t j = 0; j < x.weight.size(); ++j) {
+            EXPECT_NEAR(x.weight[j], y.weight[j], 1e-9);
+            EXPECT_NEAR(x.mass[j], y.mass[j], dtype == at::kDouble ? 1e-9 : 1e-5);
+            EXPECT_NEAR(x.key_norm[j], y.key_norm[j], 1e-9);
+          }
+          for (size_t i = 0; i < x.position.size(); ++i)
+            if (i + 1 == x.position.size() || keep(rng)) kept[size_t(h)].push_back(int64_t(i));
+        }
+        raw.keep(kept);
+        tens.keep(kept);
+        s = e;
+      }
+      EXPECT_EQ(raw.entries(), tens.entries());
+    }
+}
+
 // A NaN in the query reaches the output (the vector kernel's exponential and running maximum
 // must not drop it), for head widths on the vector kernel and off it, in both dtypes.
 TEST(KvCache, NanQueryGivesNanOutput) {
@@ -142,7 +223,8 @@ TEST(KvCache, NanQueryGivesNanOutput) {
 // FPA's carried minimum must count the levels of evicted tokens: evict everything but the newest
 // entry of each head while the field dips, and the kept keys still see those dips.
 TEST(KvCache, EvictedDipsStillCount) {
-  KvCache cache(Variant::Fpa, 1, 2, 2, at::kDouble);
+ for (bool tensor_ops : {false, true}) {
+  KvCache cache(Variant::Fpa, 1, 2, 2, at::kDouble, at::kCPU, tensor_ops);
   AttentionOptions opts;
   opts.variant = Variant::Fpa;
   const auto o = at::TensorOptions().dtype(at::kDouble);
@@ -160,6 +242,7 @@ TEST(KvCache, EvictedDipsStillCount) {
   EXPECT_DOUBLE_EQ(views[0].bias[1], 0.0);
   EXPECT_EQ(cache.length(), 3);
   EXPECT_EQ(cache.entries(), 2);
+ }
 }
 
 TEST(KvCache, ViewsReportTheOperatorsBiasAndR) {
@@ -183,10 +266,11 @@ TEST(KvCache, ViewsReportTheOperatorsBiasAndR) {
 // row; the accumulated mass is the sum of each key's column over the queries since it entered
 // (after an eviction, of the queries that still saw it); key norms are the keys' L2 norms.
 TEST(KvCache, ViewsReportWeightsMassAndNorms) {
+  for (bool tensor_ops : {false, true})
   for (auto variant : {Variant::Softmax, Variant::Fox, Variant::Fpa})
     for (auto impl : {Impl::Reference, Impl::Fused}) {
       const Problem p = make_problem(variant, 2, 12, 4, 5);
-      KvCache cache(variant, 2, 4, 4, at::kDouble);
+      KvCache cache(variant, 2, 4, 4, at::kDouble, at::kCPU, tensor_ops);
       cache.track_mass(true);
       AttentionOptions opts;
       opts.variant = variant;
@@ -259,8 +343,9 @@ RC_GTEST_PROP(KvCacheProperty, DecodingEqualsFullOperatorOnKeptKeys, ()) {
       rc::gen::inRange<int64_t>(1, 9)));
   const double keep_p = *rc::gen::element(1.0, 0.8, 0.3);
   const uint64_t seed = *rc::gen::inRange<uint64_t>(0, 1000000);
-  const double err = decode_error(variant, impl, heads, n, d, chunks, keep_p, seed, dtype);
-  RC_LOG() << to_string(variant) << " " << to_string(impl) << " H " << heads << " N " << n
+  const bool tensor_ops = *rc::gen::arbitrary<bool>();
+  const double err = decode_error(variant, impl, heads, n, d, chunks, keep_p, seed, dtype, tensor_ops);
+  RC_LOG() << to_string(variant) << " " << to_string(impl) << (tensor_ops ? " tensor" : "") << " H " << heads << " N " << n
            << " D " << d << " keep " << keep_p << " seed " << seed << " "
            << c10::toString(dtype) << ": " << err << "\n";
   RC_ASSERT(err < (dtype == at::kDouble ? 1e-10 : 2e-5));

@@ -134,3 +134,22 @@ TEST(LmCompress, StudyRatesEveryPolicyAgainstTheFullCache) {
   const auto text = r.table.text();
   EXPECT_NE(text.find(",full,1,,0,1,"), std::string::npos) << text;
 }
+
+// The tensor path of the KV cache (what a model on a GPU decodes with; kernels/README.md), forced
+// on the CPU, scores a window as the CPU's fused path does under every online policy: the loss to
+// 1e-5 relative (float32 rounding), the same occupancy (the policies kept the same entries).
+TEST(LmCompress, TensorCacheScoresAsTheCpuPath) {
+  for (auto kind : kKinds) {
+    auto model = small_model(kind);
+    const auto window = at::randint(0, 256, {65}, at::kLong);
+    IncrementalDecoder cpu(model), tensor(model, fpa::Impl::Fused, true);
+    for (const char* name : {"full", "fpa-certified", "budget", "window", "h2o", "tova", "knorm"}) {
+      if (policy(name)->needs_bias() && !has_gate(kind)) continue;
+      const auto a = score_window(cpu, window, *policy(name, 0.25), 4);
+      const auto b = score_window(tensor, window, *policy(name, 0.25), 4);
+      EXPECT_NEAR(a.nll_per_token(), b.nll_per_token(), 1e-5 * a.nll_per_token())
+          << name << " " << to_string(kind);
+      EXPECT_DOUBLE_EQ(a.occupancy(), b.occupancy()) << name << " " << to_string(kind);
+    }
+  }
+}

@@ -288,3 +288,111 @@ TEST(PasskeyDecode, ViewsWithoutRAreRefusedByTheCertifiedPolicy) {
   EXPECT_EQ(cache::select_checked(*budget, cache::Context{without, 29, 30, 0, {}}),
             cache::select_checked(*budget, cache::Context{with, 29, 30, 0, {}}));
 }
+
+// The tensor path of the KV cache (kernels/cpu/kv_cache.h: what a model on a GPU decodes with),
+// forced on the CPU: token by token, in chunks and through step_token it equals the full forward
+// pass (1e-9 in float64, 2e-4 in float32, the bounds of the CPU paths above).
+TEST(PasskeyDecodeTensorCache, EqualsFullForward) {
+  for (auto dtype : {at::kDouble, at::kFloat}) {
+    const double tol = dtype == at::kDouble ? 1e-9 : 2e-4;
+    for (auto kind : kKinds) {
+      auto model = tiny_model(kind, dtype);
+      const auto tokens = random_tokens(48);
+      at::Tensor full;
+      {
+        torch::NoGradGuard g;
+        full = model->forward(tokens.unsqueeze(0))[0];
+      }
+      IncrementalDecoder by_token(model, fpa::Impl::Fused, true), chunks(model, fpa::Impl::Fused, true),
+          floats(model, fpa::Impl::Fused, true);
+      std::vector<at::Tensor> rows, chunk_rows;
+      double worst_token = 0;
+      for (int64_t t = 0; t < 48; ++t) {
+        rows.push_back(by_token.step(tokens.slice(0, t, t + 1)));
+        const auto& f = floats.step_token(tokens[t].item<int64_t>());
+        const auto expect = full[t].to(at::kFloat).contiguous();
+        for (size_t i = 0; i < f.size(); ++i)
+          worst_token = std::max(worst_token, double(std::abs(f[i] - expect.data_ptr<float>()[i])));
+      }
+      for (int64_t s = 0; s < 48; s += 11)
+        chunk_rows.push_back(chunks.step(tokens.slice(0, s, std::min<int64_t>(s + 11, 48))));
+      EXPECT_LT((at::cat(rows, 0) - full).abs().max().item<double>(), tol) << to_string(kind);
+      EXPECT_LT((at::cat(chunk_rows, 0) - full).abs().max().item<double>(), tol) << to_string(kind);
+      EXPECT_LT(worst_token, 2e-4) << to_string(kind);
+      EXPECT_EQ(chunks.cached_entries(), 48 * 2 * 4);
+    }
+  }
+}
+
+// The tensor path against the CPU's fused path (lm/token_step.h's raw rows, the published
+// path) in float32 under evicting policies, each reading its own signals (bias, R, weights, the
+// tracked mass, key norms): the fused decoder's choice applied to both, the logits within 2e-4 at
+// every token, the policies' views close (biases 1e-4: the float32 field, a few ulps of its
+// level, whose projection is summed in another order; R, weights, norms 1e-3), the same entries kept.
+TEST(PasskeyDecodeTensorCache, MatchesFusedPathUnderPolicies) {
+  for (auto kind : {AttentionKind::Fpa, AttentionKind::Fox, AttentionKind::Transformer})
+    for (const std::string name : {"fpa-certified", "budget", "window", "h2o", "tova", "knorm"}) {
+      if (name == "fpa-certified" && kind == AttentionKind::Transformer) continue;
+      auto model = tiny_model(kind, at::kFloat, 3.0);
+      const auto tokens = random_tokens(80);
+      IncrementalDecoder fused(model), tens(model, fpa::Impl::Fused, true);
+      const auto policy = policy_named(name, 0.5, 1e-3);
+      fused.track_mass(policy->reads().mass);
+      tens.track_mass(policy->reads().mass);
+      fused.reset();
+      tens.reset();
+      double worst = 0;
+      for (int64_t t = 0; t < 80; ++t) {
+        const auto a = fused.step_token(tokens[t].item<int64_t>());
+        const auto& b = tens.step_token(tokens[t].item<int64_t>());
+        for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
+        if (t % 8 == 7) {
+          const auto va = fused.views(policy->reads()), vb = tens.views(policy->reads());
+          for (size_t h = 0; h < va.size(); ++h) {
+            ASSERT_EQ(va[h].position, vb[h].position);
+            for (size_t j = 0; j < va[h].bias.size(); ++j)
+              EXPECT_NEAR(va[h].bias[j], vb[h].bias[j], 1e-4) << name;
+            if (policy->reads().r) EXPECT_NEAR(va[h].r, vb[h].r, 1e-3 * std::max(1.0, va[h].r));
+            for (size_t j = 0; j < va[h].weight.size(); ++j)
+              EXPECT_NEAR(va[h].weight[j], vb[h].weight[j], 1e-3) << name;
+            for (size_t j = 0; j < va[h].mass.size(); ++j)
+              EXPECT_NEAR(va[h].mass[j], vb[h].mass[j], 1e-3) << name;
+            for (size_t j = 0; j < va[h].key_norm.size(); ++j)
+              EXPECT_NEAR(va[h].key_norm[j], vb[h].key_norm[j], 1e-3 * std::max(1.0, va[h].key_norm[j]));
+          }
+          const auto keep = choose(*policy, fused, 80);
+          fused.keep(keep);
+          tens.keep(keep);
+        }
+      }
+      EXPECT_EQ(fused.cached_entries(), tens.cached_entries());
+      if (name != "fpa-certified") EXPECT_LT(fused.cached_entries(), 80 * 2 * 4) << name;
+      EXPECT_LT(worst, 2e-4) << to_string(kind) << " " << name;
+    }
+}
+
+// A whole passkey prompt under every policy with the tensor cache: the mechanics of
+// PromptUnderEveryPolicy (answer length, occupancy within budget).
+TEST(PasskeyDecodeTensorCache, PromptUnderEveryPolicy) {
+  auto model = tiny_model(AttentionKind::Fpa, at::kFloat);
+  passkey::PromptConfig pc;
+  const auto prompt = passkey::make_prompt(pc, 300, 0.5, "12345");
+  IncrementalDecoder dec(model, fpa::Impl::Fused, true);
+  for (const auto& reg : cache::registry()) {
+    const auto policy = policy_named(reg.name);
+    passkey::DecodeSchedule schedule;
+    schedule.chunk = 64;
+    schedule.evict_every = 16;
+    schedule.timed_tokens = 100;
+    const std::vector<double> scores(size_t(dec.heads()), 0.5);
+    const auto r = passkey::run_prompt(dec, prompt, *policy,
+                                       policy->needs_head_scores() ? scores : std::vector<double>{},
+                                       schedule, 5);
+    EXPECT_EQ(r.generated.size(), 5u) << reg.name;
+    if (reg.name == "full") EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
+    if (policy->budgeted() && reg.name.rfind("duo-", 0) != 0) {
+      EXPECT_LE(r.occupancy, 0.25 + 1e-9) << reg.name;
+      EXPECT_GE(r.occupancy, 0.25 - 0.05) << reg.name;
+    }
+  }
+}

@@ -4,6 +4,9 @@
 //   reference : tensor ops (matmul, softmax), clear and slow at one token per step;
 //   fused     : one pass over each head's entries, an online softmax (fused_decode.h), no
 //               tensor op per step.
+// A cache on the tensor path (KvCache::tensor_path(): any device, or tensor_ops on the CPU) takes
+// neither: tensor_step below appends each token and attends with tensor ops on the cache's
+// device (KvCache::attend_rows), whatever opts.impl says.
 #include "kernels/cpu/kv_cache.h"
 
 #include "kernels/checks.h"
@@ -31,7 +34,9 @@ void validate_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
   check(q.scalar_type() == cache.dtype() && k.scalar_type() == cache.dtype() &&
             v.scalar_type() == cache.dtype(),
         "attention_step: q, k, v must have the cache's dtype");
-  check(!q.is_cuda() && !k.is_cuda() && !v.is_cuda(), "attention_step: CPU tensors only");
+  check(q.device() == cache.device() && k.device() == cache.device() &&
+            v.device() == cache.device(),
+        "attention_step: q, k and v must be on the cache's device ({})", cache.device().str());
   check_scale_and_temperature(opts.scale, opts.st_temperature, "attention_step");
   if (opts.variant != Variant::Softmax)
     check(gate.defined() && gate.dim() == 2 && gate.size(0) == H && gate.size(1) == q.size(1),
@@ -64,11 +69,36 @@ void fused_token(KvCache& cache, const T* q, const T* k, const T* v, const doubl
                        cache.bias_source(h), scratch, out + h * dv);
 }
 
+// The tensor path: per token, append (k, v) for every head and attend q over every head's
+// entries with tensor ops on the cache's device. The gate comes to the host once per call (the
+// levels are host metadata).
+at::Tensor tensor_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& gate, KvCache& cache, double scale) {
+  const int64_t H = cache.heads(), T = q.size(1);
+  std::vector<double> g(size_t(T * H), 0.0);
+  if (cache.variant() != Variant::Softmax) {
+    const auto host = gate.to(at::kCPU, at::kDouble).contiguous();  // (H, T)
+    const double* gp = host.data_ptr<double>();
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) g[size_t(t * H + h)] = gp[h * T + t];
+  }
+  std::vector<at::Tensor> outs;
+  outs.reserve(size_t(T));
+  for (int64_t t = 0; t < T; ++t) {
+    cache.append_rows(k.select(1, t), v.select(1, t), g.data() + t * H, 1);
+    outs.push_back(cache.attend_rows(q.select(1, t), scale));  // (H, Dv)
+  }
+  return at::stack(outs, 1);  // (H, T, Dv)
+}
+
 }  // namespace
 
 at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& gate, KvCache& cache, const AttentionOptions& opts) {
   validate_step(q, k, v, gate, cache, opts);
+  if (cache.tensor_path())
+    return tensor_step(q, k, v, gate, cache,
+                       opts.scale > 0 ? opts.scale : 1.0 / std::sqrt(double(cache.head_dim())));
   check(opts.impl == Impl::Reference || opts.impl == Impl::Fused,
         "attention_step: implementations are 'reference' and 'fused' (no CUDA step yet)");
   const int64_t H = cache.heads(), T = q.size(1), dv = cache.value_dim();
@@ -115,6 +145,7 @@ at::Tensor attention_step(const at::Tensor& q, const at::Tensor& k, const at::Te
 void attention_step_token(KvCache& cache, const float* q, const float* k, const float* v,
                           const double* gate, double scale, float* out) {
   check(cache.dtype() == at::kFloat, "attention_step_token: the cache must be float32");
+  check(!cache.tensor_path(), "attention_step_token: the cache is on the tensor path (attention_step)");
   check(std::isfinite(scale) && scale >= 0,
         "attention_step_token: scale must be finite and >= 0 (0 means 1/sqrt(D))");
   if (scale == 0) scale = 1.0 / std::sqrt(double(cache.head_dim()));

@@ -2,7 +2,7 @@
 // fpa::attention_step appends new tokens to it and attends over what it keeps.
 //
 // Shapes and dtypes (H = heads, T = new tokens, D = head dimension, Dv = value dimension):
-//   q, k : (H, T, D), v : (H, T, Dv), float32 or float64 (the cache's dtype), CPU tensors
+//   q, k : (H, T, D), v : (H, T, Dv), float32 or float64 (the cache's dtype), on the cache's device
 //   gate : (H, T), the dtype of q, in fpa::attention's convention for the new positions:
 //            Softmax: ignored (undefined);  FoX: log forget gates log f_t <= 0;
 //            FPA: the field phi_t itself; continue the walk from last_level() (levels of
@@ -24,6 +24,18 @@
 // the running F_i, b_ij = F_i - F_j. Both are kept in double, as the fused kernels keep FoX's
 // prefix. Tokens of a chunk are appended and attended one at a time, so m_j always refers to
 // the query being computed.
+//
+// Two storages, one state. A cache on the CPU (the default) keeps its keys and values in host
+// memory and attends with the raw-pointer kernels above (fused_decode.h); this path is what the
+// published CSVs were computed with and is unchanged. A cache built with a device other than the
+// CPU, or with tensor_ops = true on the CPU (how tests exercise it without a GPU), keeps the keys,
+// values and (while tracked) the accumulated mass as tensors on that device and attends with
+// tensor ops there: per token, scores = K q * scale + bias over every head at once (heads padded
+// to the longest, padding at -inf), softmax, weights . V. The small per-key metadata (positions,
+// levels, FPA's runs of m_j, FoX's F_j) stays on the host in both, so keep(), views()' positions
+// and biases and the policies are the same code; the tensor path copies the gate (H numbers) to
+// the host and the bias (H x longest) to the device once per token and layer
+// (kernels/README.md, "KV-cache decoding on a device").
 #pragma once
 
 #include "kernels/attention.h"
@@ -40,7 +52,7 @@ namespace fpa {
 class KvCache {
  public:
   KvCache(Variant variant, int64_t heads, int64_t head_dim, int64_t value_dim,
-          at::ScalarType dtype);
+          at::ScalarType dtype, at::Device device = at::kCPU, bool tensor_ops = false);
   // Moved, never copied: a copy would share the key and value storage.
   KvCache(KvCache&&) = default;
   KvCache& operator=(KvCache&&) = default;
@@ -52,6 +64,11 @@ class KvCache {
   int64_t head_dim() const { return d_; }
   int64_t value_dim() const { return dv_; }
   at::ScalarType dtype() const { return dtype_; }
+  at::Device device() const { return device_; }
+  // Whether keys and values are tensors attended with tensor ops (any device but the CPU, or
+  // tensor_ops on the CPU); false: the raw-pointer path of the CPU.
+  bool tensor_path() const { return tensor_path_; }
+  int64_t max_size() const;  // the most entries any head keeps
   int64_t length() const { return length_; }            // tokens appended: the next position
   int64_t size(int64_t h) const { return size_[size_t(h)]; }  // entries head h keeps
   int64_t entries() const;                               // over all heads
@@ -72,6 +89,17 @@ class KvCache {
   void track_mass(bool on);      // start (zeroed) or stop accumulating attention mass
   bool tracks_mass() const { return tracks_mass_; }
   void reset_mass();             // every kept key's accumulated mass back to 0
+
+  // The tensor path (tensor_path()): one token for every head, k (H x D) and v (H x Dv) tensors
+  // on the cache's device, gate as in append(); then attend_rows attends the query q (H x D) over
+  // every head's entries with tensor ops and returns (H x Dv), recording q for views() and
+  // adding the weights to the mass while tracked (observe_query's role).
+  void append_rows(const at::Tensor& k, const at::Tensor& v, const double* gate,
+                   int64_t gate_stride);
+  at::Tensor attend_rows(const at::Tensor& q, double scale);
+  // Every head's bias at the last query as a (H x max_size()) tensor of `dtype` on the cache's
+  // device, -inf past each head's entries.
+  at::Tensor bias_rows(at::ScalarType dtype) const;
 
   // Keeps, for each head h, the entries kept[h] (ascending indices into its current entries).
   void keep(const std::vector<std::vector<int64_t>>& kept);
@@ -96,10 +124,16 @@ class KvCache {
 
  private:
   void reserve(int64_t need);
+  void append_level(int64_t h, double gate_value);  // metadata of one appended entry, both paths
+  std::vector<CacheHeadView> tensor_views(const CacheSignals& signals) const;
 
   Variant variant_;
   int64_t heads_, d_, dv_;
   at::ScalarType dtype_;
+  at::Device device_;
+  bool tensor_path_;
+  at::Tensor last_q_rows_;  // tensor path: the last query (H, D) on the device
+  at::Tensor mass_rows_;    // tensor path: accumulated mass (H, capacity) float64, while tracked
   int64_t length_ = 0, capacity_ = 0;
   at::Tensor k_, v_;             // (H, capacity, D), (H, capacity, Dv)
   std::vector<double> last_q_;   // (H x D), empty before the first query

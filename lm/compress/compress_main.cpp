@@ -82,9 +82,11 @@ int main(int argc, char** argv) {
 
   try {
     set_threads(cli.threads());
-    cpu_execution_of(cli, "KV-cache decoding (lm/cache) runs on the CPU in float32 (GPU decoding is not built yet)");
+    const auto execution = decode_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
     seed_everything(cli.seed());
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
+    // On a GPU the weights move there and the KV caches follow them; the CPU is unchanged.
+    if (!execution.device.is_cpu()) loaded.model->use_device(execution.device);
     require_byte_tokenizer(loaded.progress.tokenizer, "lm-compress", cli.get<std::string>("checkpoint"));
     const auto& mc = loaded.config;
     require_decoding_memory(mc, mc.context + 1, "lm-compress");

@@ -119,8 +119,11 @@ int main(int argc, char** argv) {
   const auto budgets = cache::budgets_from(cli);
   try {
     set_threads(cli.threads());
-    cpu_execution_of(cli, "KV-cache decoding (lm/cache) runs on the CPU in float32 (GPU decoding is not built yet)");
+    const auto execution = decode_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
     const auto setup = load_eval_setup(cli, settings.lengths, "passkey-eval");
+    // On a GPU the weights move there and the KV caches follow them (kernels/cpu/kv_cache.h's
+    // tensor path); the CPU keeps the model as loaded (the published path, unchanged).
+    if (!execution.device.is_cpu()) lm::LanguageModel(setup.loaded.model)->use_device(execution.device);
     auto tables = run_passkey_eval(settings, setup, policies_for(cli, budgets, setup));
     const auto prov = eval_provenance(cli);
     tables.cells.commit(prov);
