@@ -5,10 +5,11 @@
 # searched for on the system: Boost.Program_options (headers; compiled here from its sources, else
 # Debian's static library), fmt (header-only), nlohmann_json and fast-cpp-csv-parser (headers).
 # It is lm/device-check.sh's build, for a GPU machine with PyTorch, nvcc and CMake only:
-#   cmake -S . -B build-gpu-lm -G Ninja -DFPA_DEVICE_LM=ON -DCMAKE_UNITY_BUILD=OFF \
+#   cmake -S . -B build-gpu-lm -G Ninja -DFPA_DEVICE_LM=ON \
 #     -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" \
 #     -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
 #   cmake --build build-gpu-lm --target lm-train lm-eval
+# (and -DFPA_CXX_STANDARD=20 for a PyTorch whose headers refuse C++17; the script probes.)
 # SHA-256 (the tokenizer's checksums) is the built-in one (lm/sha256.cpp, FPA_SHA256_BUILTIN), not
 # OpenSSL's. A sub-word run stops with the SentencePiece module's one-line error: use the bytes
 # tokenizer (vocab-size 256).

@@ -8,14 +8,18 @@
 #   lm/device-check.sh                (there, from the repository root, with third_party/ carried;
 #                                      data/brown/text may be carried too, else a corpus is generated)
 # Through the device tool: run(command="lm/device-check.sh", carry=["third_party"] (and
-# "data/brown/text" for Brown), timeout_s=600).
+# "data/brown/text" for Brown), timeout_s=600). The tool sends the tracked tree too, limited to
+# 64 MiB with the carried folders: results/weights/ (227 MB of checkpoints) must not travel (a
+# checkout without it, e.g. `git sparse-checkout set --no-cone '/*' '!/results/weights/'`,
+# restored by `git sparse-checkout disable`); the rest is about 6 MB, third_party/ 14 MB, Brown 7 MB.
 #
 # Steps (each logged to its own file; every log is packed into $OUT/logs.tar.gz after each step,
 # so a killed call still returns what was done):
 #   build   cmake -DFPA_DEVICE_LM=ON (cmake/DeviceLm.cmake) against PyTorch's LibTorch
-#           (torch.utils.cmake_prefix_path, its C++ ABI), this GPU's architecture only, the NCCL
-#           path when PyTorch's nccl.h is found (retried without it when it does not compile);
-#           targets lm-train and lm-eval. LM_BIN=<folder> uses binaries built already instead.
+#           (torch.utils.cmake_prefix_path, its C++ ABI; C++20 when its headers refuse C++17), this
+#           GPU's architecture only, the NCCL path when PyTorch's nccl.h is found (retried without
+#           the NCCL and Gloo paths when that does not compile); targets lm-train and lm-eval.
+#           LM_BIN=<folder> uses binaries built already instead.
 #   corpus  data/brown/text when it is there (CORPUS=<dir> for another), else a generated corpus
 #           of 60 documents (CORPUS=generate forces it; lm/device_check_report.py corpus).
 #   (a)     the small preset, SMALL_STEPS (300) steps per variant (fpa, fox, transformer) on
@@ -47,7 +51,8 @@
 #   lm/device-check.sh    (LM_BIN=build/bin skips the build; JOBS=1 for a shared machine).
 # Time on an H100/H200: about 8 minutes (an estimate before the first run: build 2-3 min on 16
 # cores, (a) about 1 min, (c)+(d) about 1.5 min, (b) up to 3 min); BUDGET_S (480) stops starting
-# optional runs ((b)'s later variants, (e)) once that many seconds have passed since the start.
+# optional runs ((b)'s later variants, (e)) once that many seconds have passed since the start,
+# and no step runs past HARD_S (570) seconds (each step's timeout is cut to what is left).
 # Exit status: 0 when every step passed, 1 when one failed (the message names its log), 2 when
 # the check could not start (no torch, no third_party/).
 set -euo pipefail
@@ -64,6 +69,7 @@ PAPER_STEPS=${PAPER_STEPS:-10}
 PAPER_ARGS=${PAPER_ARGS:-}
 EVAL_TOKENS=${EVAL_TOKENS:-2048}
 BUDGET_S=${BUDGET_S:-480}
+HARD_S=${HARD_S:-570}
 VARIANTS=${VARIANTS:-fpa fox transformer}
 CORPUS=${CORPUS:-auto}
 JOBS=${JOBS:-$(nproc)}
@@ -78,13 +84,21 @@ exec > >(tee -a "$OUT_DIR/device-check.log") 2>&1
 status=0
 pack_logs() { tar -czf "$OUT_DIR/logs.tar.gz" -C "$WORK" logs 2>/dev/null || true; }
 fail() { echo "error: $*"; status=1; pack_logs; }
-die() { echo "error: $*"; pack_logs; echo "lm device-check: FAILED ($(( SECONDS - START )) s)"; exit "${2:-1}"; }
+die() { echo "error: $1"; pack_logs; echo "lm device-check: FAILED ($(( SECONDS - START )) s)"; exit "${2:-1}"; }
 elapsed() { echo $(( SECONDS - START )); }
 over_budget() { (( SECONDS - START > BUDGET_S )); }
 # run_step NAME TIMEOUT_S COMMAND...: the command's output to logs/NAME.log; non-zero on failure.
+# Every step's limit is cut to what is left of HARD_S, so the script ends (logs packed) before
+# the device tool's 600 s.
 run_step() {
   local name=$1 limit=$2; shift 2
-  local t0=$SECONDS rc=0
+  local t0=$SECONDS rc=0 left=$(( HARD_S - (SECONDS - START) ))
+  if (( left < 15 )); then
+    echo "  [$name] not started: HARD_S=$HARD_S s reached" >"$WORK/logs/$name.log"
+    echo "  [$name] not started: HARD_S=$HARD_S s reached"
+    return 125
+  fi
+  (( limit > left - 5 )) && limit=$(( left - 5 ))
   timeout --kill-after=10 "$limit" "$@" >"$WORK/logs/$name.log" 2>&1 || rc=$?
   echo "  [$name] rc=$rc $(( SECONDS - t0 )) s"
   pack_logs
@@ -126,30 +140,44 @@ else
   [[ -f third_party/boost-include/boost/program_options.hpp ]] ||
     die "third_party/ lacks the vendored packages: run scripts/prepare-device-check.sh on a machine with the suite's packages and carry third_party/" 2
   cfg=(-DFPA_DEVICE_LM=ON -DCMAKE_BUILD_TYPE=Release)
+  std=${CXX_STANDARD:-}
   if [[ $torch_version != none ]]; then
     cfg+=(-DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')")
     abi=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
+    # PyTorch >= 2.12 or so refuses C++17 in its headers: probe one header with C++17.
+    if [[ -z $std ]]; then
+      inc=$(python3 -c 'import torch.utils.cpp_extension as e; print(e.include_paths()[0])')
+      if echo '#include <ATen/core/TensorBase.h>' | g++ -std=c++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI="$abi" \
+           -I"$inc" -x c++ - >"$WORK/logs/cxx17-probe.log" 2>&1; then std=17; else std=20; fi
+      echo "  PyTorch's headers with C++17: $([[ $std == 17 ]] && echo compile || echo "fail (logs/cxx17-probe.log): building as C++20")"
+    fi
   else
     abi=1  # no PyTorch (the dry run here): the system's LibTorch, built with the new ABI
   fi
+  [[ -n $std ]] && cfg+=(-DFPA_CXX_STANDARD="$std")
   cfg+=(-DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$abi")
   if [[ -n $cap ]]; then cfg+=(-DFPA_CUDA_ARCHS="$cap" -DCMAKE_CUDA_ARCHITECTURES="$cap"); fi
   # PyTorch's nccl.h (the nvidia-nccl wheel) for the NCCL path of lm/distributed.cpp.
   nccl_inc=$(python3 -c 'import nvidia.nccl as m, os; print(os.path.join(list(m.__path__)[0], "include"))' 2>/dev/null || true)
   [[ -n $nccl_inc && -f $nccl_inc/nccl.h ]] && cfg+=(-DNCCL_INCLUDE_DIR="$nccl_inc")
-  # Many cores: one translation unit per source builds faster than unity batches.
-  (( JOBS >= 8 )) && cfg+=(-DCMAKE_UNITY_BUILD=OFF)
+  # Unity batches, as every build here is tested (UNITY=OFF compiles each source alone: more
+  # parallel on 16 cores, but a source that relies on a batch-mate's includes would fail there).
+  [[ -n ${UNITY:-} ]] && cfg+=(-DCMAKE_UNITY_BUILD="$UNITY")
   command -v ninja >/dev/null && [[ ! -f $BUILD/CMakeCache.txt || -f $BUILD/build.ninja ]] && cfg+=(-G Ninja)
   [[ -n ${EXTRA_CMAKE_ARGS:-} ]] && read -r -a extra <<<"$EXTRA_CMAKE_ARGS" && cfg+=("${extra[@]}")
   run_step configure 300 cmake -S . -B "$BUILD" "${cfg[@]}" || die "configure failed (logs/configure.log)"
   grep -E "^-- FPA:" "$WORK/logs/configure.log" | sed 's/^/  /'
   if ! run_step build 420 cmake --build "$BUILD" -j "$JOBS" --target lm-train lm-eval; then
-    if grep -q "FPA_WITH_NCCL" "$BUILD/CMakeCache.txt" 2>/dev/null || grep -q "with NCCL" "$WORK/logs/configure.log"; then
-      echo "  the build failed with the NCCL path on; retrying with -DFPA_LM_NCCL=OFF (2-rank GPU runs then refused)"
-      fail "build with NCCL failed (logs/build.log); NCCL path not built"
-      run_step configure-no-nccl 120 cmake -S . -B "$BUILD" -DFPA_LM_NCCL=OFF || die "configure failed (logs/configure-no-nccl.log)"
-      run_step build-no-nccl 420 cmake --build "$BUILD" -j "$JOBS" --target lm-train lm-eval ||
-        die "build failed (logs/build-no-nccl.log)"
+    # lm/distributed.cpp is the one source that includes c10d's NCCL and Gloo process groups,
+    # never compiled against PyTorch 2.x before: without them lm-train still trains one process.
+    if grep -qE "with (NCCL|Gloo)" "$WORK/logs/configure.log"; then
+      echo "  the build failed with c10d's NCCL or Gloo path on; retrying without them (2-rank runs then refused)"
+      grep -E "error" "$WORK/logs/build.log" | head -n 5 | sed 's/^/    | /'
+      fail "build with the NCCL/Gloo path failed (logs/build.log); rebuilt without it"
+      run_step configure-no-c10d 120 cmake -S . -B "$BUILD" -DFPA_LM_NCCL=OFF -DGLOO_INCLUDE_DIR=OFF ||
+        die "configure failed (logs/configure-no-c10d.log)"
+      run_step build-no-c10d 420 cmake --build "$BUILD" -j "$JOBS" --target lm-train lm-eval ||
+        die "build failed (logs/build-no-c10d.log)"
     else
       die "build failed (logs/build.log)"
     fi
@@ -195,7 +223,7 @@ train() {
     --threads "$(threads_for "$dev")" --corpus "$CORPUS_DIR" --out-dir "$dir" "$@" || rc=$?
   if [[ ${RECORD:-0} == 1 ]]; then
     local model="" m="" st=ok
-    model=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["config"]; print(",".join(c.get(k,"") for k in ("hidden","layers","heads","length","vocab-size","batch","accum")))' "$dir/log.csv.json" 2>/dev/null || echo ",,,,,,")
+    model=$(report model "$dir" "$ROOT/configs/lm/$preset.conf" 2>/dev/null || echo ",,,,,,")
     if (( rc == 0 )) && m=$(report throughput "$dir" "$SKIP_STEPS" 2>>"$WORK/logs/$name.log"); then
       python3 -c 'import json,sys; m=json.loads(sys.argv[1]); print(",".join(str(m[k]) for k in ("steps","timed_steps","tokens_per_s","step_ms","first_loss","last_loss","val_loss","elapsed_s")))' "$m" |
         sed "s|^|$preset,$variant,$prec,$dev,$model,|; s|\$|,$st|" >>"$TP"
@@ -243,14 +271,14 @@ if [[ -f $WORK/runs/agree-$v-cpu/checkpoint.pt && -f $WORK/runs/agree-$v-dev/che
         fail "(d) resuming the $src run of $v on $d (logs/resume-$src-on-$dst.log)"
     done
     if [[ -f $WORK/runs/resume-$src-on-cpu/log.csv && -f $WORK/runs/resume-$src-on-dev/log.csv ]]; then
-      report agree "$AG" "resume $([[ $src == cpu ]] && echo cpu || echo "$DEVICE")-trained $v: on cpu vs on $DEVICE" \
+      report agree "$AG" "resume of the $([[ $src == cpu ]] && echo cpu || echo "$DEVICE")-trained $v run: on cpu vs on $DEVICE" \
         "$WORK/runs/resume-$src-on-cpu" "$WORK/runs/resume-$src-on-dev" | sed 's/^/  /' || fail "(d) comparing resumed $src runs"
     fi
   done
   # The GPU-trained checkpoint evaluated on the CPU and on the GPU.
   ev_ok=1
-  for d in cpu "$DEVICE"; do
-    tag=$([[ $d == cpu ]] && echo cpu || echo dev)
+  for tag in cpu dev; do
+    d=$([[ $tag == cpu ]] && echo cpu || echo "$DEVICE")
     run_step "eval-on-$tag" 180 "$BIN/lm-eval" --checkpoint "$WORK/runs/agree-$v-dev" --corpus "$CORPUS_DIR" \
       --device "$d" --threads "$(threads_for "$d")" --max-tokens-per-doc "$EVAL_TOKENS" \
       --out "$WORK/runs/eval-on-$tag.csv" || { ev_ok=0; fail "(d) lm-eval on $d (logs/eval-on-$tag.log)"; }
@@ -259,7 +287,7 @@ if [[ -f $WORK/runs/agree-$v-cpu/checkpoint.pt && -f $WORK/runs/agree-$v-dev/che
     python3 - "$WORK/runs/eval-on-cpu.csv" "$WORK/runs/eval-on-dev.csv" "$AG" "$DEVICE" <<'EOF' || fail "(d) comparing lm-eval results"
 import csv, sys
 a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:3])
-keys = [k for k in a[0] if any(s in k for s in ("loss", "bpb", "ppl", "bits", "perplexity"))]
+keys = [k for k in a[0] if any(s in k for s in ("nll", "loss", "bpb", "ppl"))]
 worst = 0.0
 with open(sys.argv[3], "a", newline="") as f:
     w = csv.writer(f)
@@ -271,7 +299,8 @@ with open(sys.argv[3], "a", newline="") as f:
                 continue
             d = abs(x - y)
             worst = max(worst, d / max(abs(x), 1e-12))
-            w.writerow([f"lm-eval of the {sys.argv[4]}-trained fpa checkpoint: {k}", "", ra[k], rb[k],
+            w.writerow([f"lm-eval of the {sys.argv[4]}-trained fpa checkpoint on cpu vs {sys.argv[4]}: "
+                        f"{ra.get('split', '')} {k}", "", ra[k], rb[k],
                         f"{d:.3g}", f"{d / max(abs(x), 1e-12):.3g}", "eval-on-cpu", "eval-on-dev"])
 print(f"  lm-eval on cpu vs {sys.argv[4]}: {', '.join(keys)}; largest relative difference {worst:.3g}")
 EOF

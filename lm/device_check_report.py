@@ -11,6 +11,9 @@
   agree OUT.csv LABEL A B          appends the per-step train losses of run directories A and B
                                    (and their difference) to OUT.csv; prints the largest absolute
                                    and relative difference
+  model RUN_DIR PRESET.conf         hidden,layers,heads,length,vocab,batch,accum of a run: its
+                                   sidecar's flags (log.csv.json), where a flag was 0 ("keep")
+                                   the preset file's value, else lm-train's default
   sidecar OUT.json KEY=VALUE...    writes a JSON object (the throughput CSV's sidecar)
 """
 import csv
@@ -91,6 +94,29 @@ def agree(out_csv, label, a, b):
     print(f"{label}: {len(ra)} steps, largest |diff| {worst_abs:.3g} (relative {worst_rel:.3g})")
 
 
+MODEL_KEYS = ("hidden", "layers", "heads", "length", "vocab-size", "batch", "accum")
+
+
+def model(run_dir, preset_file):
+    preset = {}
+    with open(preset_file) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if "=" in line:
+                k, _, v = line.partition("=")
+                preset[k.strip()] = v.strip()
+    with open(os.path.join(run_dir, "log.csv.json")) as f:
+        flags = json.load(f).get("config", {})
+    defaults = {"vocab-size": "256", "accum": "1"}
+    out = []
+    for k in MODEL_KEYS:
+        v = flags.get(k, "")
+        if v in ("", "0"):
+            v = preset.get(k, defaults.get(k, ""))
+        out.append(v)
+    print(",".join(out))
+
+
 def sidecar(out_json, pairs):
     obj = {}
     for p in pairs:
@@ -109,6 +135,8 @@ if __name__ == "__main__":
         throughput(*args)
     elif cmd == "agree":
         agree(*args)
+    elif cmd == "model":
+        model(*args)
     elif cmd == "sidecar":
         sidecar(args[0], args[1:])
     else:

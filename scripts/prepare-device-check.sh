@@ -85,5 +85,5 @@ printf '%s\n' "Boost $boost_version headers reached by the suite's program_optio
 
 echo "prepare-device-check: third_party/ $(du -sh third_party | cut -f1): googletest $(du -sh third_party/googletest | cut -f1)," \
   "fmt $(du -sh third_party/fmt-include | cut -f1), boost headers $(wc -l <"$probe/list") files" \
-  "$(du -sh third_party/boost-include | cut -f1), program_options $( [[ -d $po_src ]] && echo "sources (boost-$boost_version.0) and" ) static library" \
+  "$(du -sh third_party/boost-include | cut -f1), program_options $( [[ -d $po_src ]] && echo "sources (boost-$boost_version.0) and " )static library" \
   "$(du -sh third_party/boost-program-options | cut -f1), nlohmann_json $(du -sh third_party/nlohmann-include | cut -f1), fccp $(du -sh third_party/fccp-include | cut -f1)"
