@@ -40,7 +40,8 @@ if(_po_sources)
   add_library(fpa_boost_program_options STATIC ${_po_sources})
   set_target_properties(fpa_boost_program_options PROPERTIES UNITY_BUILD OFF POSITION_INDEPENDENT_CODE ON)
   target_include_directories(fpa_boost_program_options SYSTEM PUBLIC "${_tp}/boost-include")
-  target_compile_definitions(fpa_boost_program_options PUBLIC BOOST_ALL_NO_LIB)
+  target_compile_definitions(fpa_boost_program_options PUBLIC BOOST_ALL_NO_LIB
+                             PRIVATE BOOST_BIND_GLOBAL_PLACEHOLDERS)  # as Boost 1.74 builds it
   set(_po_from "sources")
 elseif(EXISTS "${_tp}/boost-program-options/libboost_program_options.a")
   add_library(fpa_boost_program_options STATIC IMPORTED)

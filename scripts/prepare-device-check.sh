@@ -18,8 +18,12 @@
 #   fccp-include/         fast-cpp-csv-parser's header (libfccp-dev, libfccp/csv.h)
 # No gloo headers: a one-GPU check needs no Gloo, and Debian's gloo headers need not match the gloo
 # inside PyTorch's wheel; the device build uses gloo only where PyTorch ships its headers.
+# FPA_THIRD_PARTY=<folder> puts them there instead (tests/device_lm_configure.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TP=${FPA_THIRD_PARTY:-third_party}
+mkdir -p "$TP"
+TP=$(cd "$TP" && pwd)
 need() { [[ -e $1 ]] || { echo "error: prepare-device-check needs $1 ($2; make deps)" >&2; exit 1; }; }
 need /usr/src/googletest/CMakeLists.txt googletest
 need /usr/include/fmt/format.h libfmt-dev
@@ -29,23 +33,23 @@ need /usr/include/libfccp/csv.h libfccp-dev
 lib=$(g++ -print-file-name=libboost_program_options.a)
 [[ $lib == /* && -f $lib ]] || lib=/usr/lib/x86_64-linux-gnu/libboost_program_options.a
 
-rm -rf third_party/googletest third_party/fmt-include third_party/boost-include \
-  third_party/boost-program-options third_party/nlohmann-include third_party/fccp-include
-mkdir -p third_party/fmt-include third_party/boost-include third_party/boost-program-options \
-  third_party/nlohmann-include third_party/fccp-include
-cp -r /usr/src/googletest third_party/googletest
-cp -r /usr/include/fmt third_party/fmt-include/fmt
-cp -r /usr/include/nlohmann third_party/nlohmann-include/nlohmann
-cp -r /usr/include/libfccp third_party/fccp-include/libfccp
+rm -rf "$TP"/googletest "$TP"/fmt-include "$TP"/boost-include \
+  "$TP"/boost-program-options "$TP"/nlohmann-include "$TP"/fccp-include
+mkdir -p "$TP"/fmt-include "$TP"/boost-include "$TP"/boost-program-options \
+  "$TP"/nlohmann-include "$TP"/fccp-include
+cp -r /usr/src/googletest "$TP"/googletest
+cp -r /usr/include/fmt "$TP"/fmt-include/fmt
+cp -r /usr/include/nlohmann "$TP"/nlohmann-include/nlohmann
+cp -r /usr/include/libfccp "$TP"/fccp-include/libfccp
 
 # program_options' sources at the installed headers' version (1_74 -> tag boost-1.74.0).
 boost_version=$(sed -n 's/^#define BOOST_LIB_VERSION "\(.*\)"/\1/p' /usr/include/boost/version.hpp | tr _ .)
-po_src=third_party/boost-program-options/src
+po_src="$TP"/boost-program-options/src
 if [[ -n ${BOOST_PO_SOURCE:-} ]]; then
   tag=boost-$boost_version.0
   if git -C "$BOOST_PO_SOURCE" rev-parse --verify -q "$tag^{commit}" >/dev/null; then
     mkdir -p "$po_src"
-    git -C "$BOOST_PO_SOURCE" archive "$tag" src | tar -x -C third_party/boost-program-options
+    git -C "$BOOST_PO_SOURCE" archive "$tag" src | tar -x -C "$TP"/boost-program-options
   elif [[ -f $BOOST_PO_SOURCE/src/cmdline.cpp ]]; then
     echo "prepare-device-check: note: $BOOST_PO_SOURCE is no git directory with tag $tag; copying its src/ as it is"
     cp -r "$BOOST_PO_SOURCE/src" "$po_src"
@@ -56,7 +60,7 @@ if [[ -n ${BOOST_PO_SOURCE:-} ]]; then
 fi
 # Debian's static library as well (1.1 MB): the fallback when the sources are absent.
 need "$lib" libboost-program-options-dev
-cp "$lib" third_party/boost-program-options/
+cp "$lib" "$TP"/boost-program-options/
 
 # The Boost headers that are reached: from every suite header that includes program_options and
 # from program_options' sources (when copied), as the compiler resolves them (g++ -M lists system
@@ -77,13 +81,13 @@ for u in "${units[@]}"; do
 done
 cat "$probe"/*.d | tr ' \\' '\n\n' | grep -E '^/usr/include/boost/' | xargs -r realpath -m | sort -u |
   sed 's|^/usr/include/||' >"$probe/list"
-(cd /usr/include && xargs -a "$probe/list" cp --parents -t "$OLDPWD/third_party/boost-include")
-cp /usr/include/boost/version.hpp third_party/boost-include/boost/
+(cd /usr/include && xargs -a "$probe/list" cp --parents -t "$TP/boost-include")
+cp /usr/include/boost/version.hpp "$TP"/boost-include/boost/
 printf '%s\n' "Boost $boost_version headers reached by the suite's program_options users and program_options'" \
-  "sources (scripts/prepare-device-check.sh); copied from /usr/include/boost." >third_party/boost-include/README
-[[ -f /usr/share/doc/libboost1.74-dev/copyright ]] && cp /usr/share/doc/libboost1.74-dev/copyright third_party/boost-include/ || true
+  "sources (scripts/prepare-device-check.sh); copied from /usr/include/boost." >"$TP"/boost-include/README
+[[ -f /usr/share/doc/libboost1.74-dev/copyright ]] && cp /usr/share/doc/libboost1.74-dev/copyright "$TP"/boost-include/ || true
 
-echo "prepare-device-check: third_party/ $(du -sh third_party | cut -f1): googletest $(du -sh third_party/googletest | cut -f1)," \
-  "fmt $(du -sh third_party/fmt-include | cut -f1), boost headers $(wc -l <"$probe/list") files" \
-  "$(du -sh third_party/boost-include | cut -f1), program_options $( [[ -d $po_src ]] && echo "sources (boost-$boost_version.0) and " )static library" \
-  "$(du -sh third_party/boost-program-options | cut -f1), nlohmann_json $(du -sh third_party/nlohmann-include | cut -f1), fccp $(du -sh third_party/fccp-include | cut -f1)"
+echo "prepare-device-check: $TP $(du -sh "$TP" | cut -f1): googletest $(du -sh "$TP"/googletest | cut -f1)," \
+  "fmt $(du -sh "$TP"/fmt-include | cut -f1), boost headers $(wc -l <"$probe/list") files" \
+  "$(du -sh "$TP"/boost-include | cut -f1), program_options $( [[ -d $po_src ]] && echo "sources (boost-$boost_version.0) and " )static library" \
+  "$(du -sh "$TP"/boost-program-options | cut -f1), nlohmann_json $(du -sh "$TP"/nlohmann-include | cut -f1), fccp $(du -sh "$TP"/fccp-include | cut -f1)"
