@@ -109,6 +109,14 @@ run_step() {
   return "$rc"
 }
 report() { python3 "$ROOT/lm/device_check_report.py" "$@"; }
+# Any exit, planned or not (set -e): the logs packed, and a line saying so when it was unplanned.
+on_exit() {
+  local rc=$?
+  pack_logs
+  (( rc != 0 && rc != 1 && rc != 2 )) && echo "lm device-check: stopped unexpectedly (exit $rc); see device-check.log and logs.tar.gz"
+  sleep 1  # let tee write the last lines to device-check.log
+}
+trap on_exit EXIT
 
 echo "== lm device check: DEVICE=$DEVICE, $(date -u +%FT%TZ), work folder $WORK, output $OUT_DIR"
 command -v python3 >/dev/null || die "python3 is missing" 2
