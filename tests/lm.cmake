@@ -47,3 +47,7 @@ if(TARGET fpa_lm_compress)
 endif()
 # lm/reproduce.sh with stub binaries: runs, skipping, weights required beyond quick, failures.
 add_test(NAME lm_reproduce_script COMMAND ${CMAKE_SOURCE_DIR}/tests/lm_reproduce_script.sh)
+# The GPU device build of lm-train and lm-eval (cmake/DeviceLm.cmake) configures from vendored
+# packages alone (scripts/prepare-device-check.sh into a temporary folder; about 20 s).
+add_test(NAME device_lm_configure COMMAND ${CMAKE_CURRENT_LIST_DIR}/device_lm_configure.sh)
+set_tests_properties(device_lm_configure PROPERTIES TIMEOUT 300)
