@@ -133,10 +133,7 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, int64_t offset) {
     q = fpa::apply_rope(q, offset, config.rope_base);
     k = fpa::apply_rope(k, offset, config.rope_base);
   }
-  const auto gate = [&] {
-    fpa::Float32Region float32;  // FPA's cumulative field in float32 under bf16 autocast
-    return operator_gate(token_gate(x));
-  }();
+  const auto gate = operator_gate(token_gate(x));  // float32: the field's cumsum of float32 increments
   return o_proj(merge_heads(fpa::attention(q, k, v, gate, attention_options())));
 }
 

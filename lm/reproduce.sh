@@ -26,7 +26,7 @@
 #              2048, 5000 steps of 256 sequences), FPA, FoX and the Transformer, seeds LM_SEEDS
 #              (default 0 1 2), on every visible GPU (lm-train --nproc <GPUs>: NCCL, bf16 autocast),
 #              then lm-eval on the GPU. Needs GPUs and LM_CORPUS: a corpus large enough for that
-#              vocabulary (Brown's training split allows at most 29,202 pieces). CSVs in
+#              vocabulary (Brown's training split cannot: docs/notes/design-measurements.md). CSVs in
 #              results/lm-paper/<GPU name>/ (GPU numbers stay apart from the CPU ones); weights stay
 #              in the run directories (about 440 MB each: not published). C6's passkey evaluation
 #              is not part of it (byte-level passkey task). Its time has not been measured (no GPU

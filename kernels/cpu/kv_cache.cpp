@@ -394,6 +394,15 @@ std::vector<CacheHeadView> KvCache::views(bool with_r) const {
   return views(s);
 }
 
+void KvCache::fill_positions_and_bias(int64_t h, CacheHeadView& view) const {
+  const int64_t n = size(h);
+  view.position = pos_[size_t(h)];
+  view.bias.resize(size_t(n));
+  const auto source = bias_source(h);
+  auto mins = source.reader();
+  for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e, mins);
+}
+
 std::vector<CacheHeadView> KvCache::views(const CacheSignals& signals) const {
   check(!signals.mass || tracks_mass_, "KvCache::views: the mass is asked for but not tracked");
   if (tensor_path_) return tensor_views(signals);
@@ -403,11 +412,7 @@ std::vector<CacheHeadView> KvCache::views(const CacheSignals& signals) const {
   for (int64_t h = 0; h < heads_; ++h) {
     auto& view = out[size_t(h)];
     const int64_t n = size(h);
-    view.position = pos_[size_t(h)];
-    view.bias.resize(size_t(n));
-    const auto source = bias_source(h);
-    auto mins = source.reader();
-    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e, mins);
+    fill_positions_and_bias(h, view);
     if (!with_r) {
       view.r = std::numeric_limits<double>::quiet_NaN();
     } else if (!last_q_.empty() && n > 0) {
@@ -448,11 +453,7 @@ std::vector<CacheHeadView> KvCache::tensor_views(const CacheSignals& signals) co
   for (int64_t h = 0; h < heads_; ++h) {
     auto& view = out[size_t(h)];
     const int64_t n = size(h);
-    view.position = pos_[size_t(h)];
-    view.bias.resize(size_t(n));
-    const auto source = bias_source(h);
-    auto mins = source.reader();
-    for (int64_t e = 0; e < n; ++e) view.bias[size_t(e)] = source.at(e, mins);
+    fill_positions_and_bias(h, view);
     view.r = signals.r ? 0.0 : nan;
     view.q_norm = nan;
     if (signals.weight) view.weight.assign(size_t(n), 0.0);

@@ -126,6 +126,8 @@ class KvCache {
   void reserve(int64_t need);
   void append_level(int64_t h, double gate_value);  // metadata of one appended entry, both paths
   std::vector<CacheHeadView> tensor_views(const CacheSignals& signals) const;
+  // Head h's positions and biases at the last query, from the host metadata (both paths' views).
+  void fill_positions_and_bias(int64_t h, CacheHeadView& view) const;
 
   Variant variant_;
   int64_t heads_, d_, dv_;
