@@ -78,17 +78,7 @@ Execution execution_of(const Cli& cli, int local_rank) {
   return e;
 }
 
-Execution cpu_execution_of(const Cli& cli, const std::string& why) {
-  const auto device = cli.get<std::string>("device");
-  const auto e = resolve_execution(device == "auto" ? "cpu" : device, cli.get<std::string>("precision"));
-  if (e.device.is_cuda() || e.autocast())
-    throw UsageError(fmt::format("{}: --device {} --precision {}: {}", cli.program(), device,
-                                 to_string(e.precision), why));
-  record_execution(e.describe());
-  return e;
-}
-
-Execution decode_execution_of(const Cli& cli, const std::string& why) {
+Execution fp32_execution_of(const Cli& cli, const std::string& why) {
   const auto e = resolve_execution(cli.get<std::string>("device"), cli.get<std::string>("precision"));
   if (e.autocast())
     throw UsageError(fmt::format("{}: --precision {}: {}", cli.program(), to_string(e.precision), why));

@@ -29,14 +29,12 @@ Execution resolve_execution(const std::string& device, const std::string& precis
 // tool's sidecars (Provenance's "execution").
 Execution execution_of(const Cli& cli, int local_rank = -1);
 
-// For a tool that computes on the CPU in float32 only (KV-cache decoding: lm/cache): its
-// --device and --precision resolved as execution_of does, and UsageError (exit 2, before any
-// work) for a GPU or bf16, saying `why`. auto is the CPU there.
-Execution cpu_execution_of(const Cli& cli, const std::string& why);
-// For a tool that decodes with a KV cache (lm/cache: passkey-eval, passkey-probe, lm-compress):
-// --device resolved as execution_of does (auto picks a GPU when there is one; the caches follow
-// the model's weights there), and UsageError (exit 2, before any work) for bf16, saying `why`.
-Execution decode_execution_of(const Cli& cli, const std::string& why);
+// For a tool that computes in float32 (or its own --dtype) with no autocast, on any device: the
+// KV-cache decoders (lm/cache: passkey-eval, passkey-probe, lm-compress; the caches follow the
+// model's weights to the device) and attention-bench. --device resolved as execution_of does
+// (auto picks a GPU when there is one), and UsageError (exit 2, before any work) for bf16,
+// saying `why`.
+Execution fp32_execution_of(const Cli& cli, const std::string& why);
 
 // An optimiser's state tensors (AdamW's moments) moved to `device`, after a checkpoint was read
 // on the CPU (checkpoints are read to the CPU, so they load on any machine).

@@ -29,13 +29,18 @@ Impl resolve_impl(const std::string& name, c10::DeviceType device) {
   return parse_impl(name);
 }
 
+bool runs_on(Impl impl, c10::DeviceType device) {
+  const bool gpu = device == c10::DeviceType::CUDA;
+  return impl == Impl::Reference || (impl == Impl::Fused) != gpu;
+}
+
 Impl choose_impl(const std::string& name, Variant variant, FpaBackward fpa_backward,
                  c10::DeviceType device) {
   const Impl impl = resolve_impl(name, device);
   if (const auto why = unsupported(impl, variant, fpa_backward); !why.empty())
     throw std::invalid_argument(fmt::format("--impl {} with variant {}: {}", name, to_string(variant), why));
   const bool gpu = device == c10::DeviceType::CUDA;
-  if ((impl == Impl::Fused && gpu) || (impl == Impl::Cuda && !gpu))
+  if (!runs_on(impl, device))
     throw std::invalid_argument(fmt::format("--impl {} runs on {} tensors; --device is {} (use --impl "
                                             "auto)", name, gpu ? "CPU" : "CUDA",
                                             gpu ? "a GPU" : "the CPU"));

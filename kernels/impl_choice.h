@@ -28,6 +28,10 @@ std::string unsupported(Impl impl, Variant variant, FpaBackward fpa_backward);
 // otherwise; any other name -> parse_impl(name) (throws std::invalid_argument if unknown).
 Impl resolve_impl(const std::string& name, c10::DeviceType device);
 
+// Whether `impl` computes on tensors of `device`: fused on the CPU, cuda on a CUDA device, the
+// reference on both.
+bool runs_on(Impl impl, c10::DeviceType device);
+
 // The command-line tools' choice on their --device (the CPU unless told): resolve_impl(name,
 // device), which must support the combination and run on that device (fused: CPU tensors; cuda:
 // CUDA tensors; reference: both). Throws std::invalid_argument on an unknown name, an

@@ -197,7 +197,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 # --device and --precision (experiments/execution_options.h): a malformed value, a GPU that is
 # not there (before any work), and the refusal of bf16 by the KV-cache decoders and attention-bench
-# (attention-bench, CPU-only, refuses a GPU too; the decoders run on one: lm/README.md).
+# (they compute in float32 or their --dtype, on the CPU or a GPU: lm/README.md, kernels/README.md).
 base[synthetic-sweep]="--out-dir $s/sweep-new"
 for t in synthetic-run synthetic-sweep lm-train passkey-train lm-eval passkey-eval passkey-probe \
          lm-compress attention-bench; do

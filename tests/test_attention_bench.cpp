@@ -85,3 +85,22 @@ TEST(AttentionBenchStudy, TimesEveryCaseOfATinyConfiguration) {
   ASSERT_NE(ref_fwd, rows.end());
   EXPECT_GE(std::stoll(ref_fwd->at("peak_extra_bytes")), 2 * 16 * 16 * 4);
 }
+
+// --device picks where every case runs: on the CPU the cuda implementation is skipped (with a
+// note), whether or not this build has it, instead of running its rows on a GPU.
+TEST(AttentionBenchStudy, RunsOnlyTheImplementationsOfItsDevice) {
+  AttentionBenchSettings s;
+  s.lengths = {16};
+  s.impls = {Impl::Cuda, Impl::Fused};
+  s.variants = {Variant::Fox};
+  s.passes = {"fwd"};
+  s.head_dim = 8;
+  s.heads = 1;
+  s.repeats = 1;
+  s.warmup = 0;
+  s.tile = 16;
+  s.out = "unused.csv";
+  const auto rows = rows_of(run_attention_bench(s).table.text());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("impl"), "fused");
+}

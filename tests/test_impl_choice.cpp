@@ -64,3 +64,15 @@ TEST(ImplChoice, UnsupportedCombinationsAreRefusedByName) {
   EXPECT_THROW(choose_impl("nonsense", Variant::Fpa, FpaBackward::Exact), std::invalid_argument);
   EXPECT_EQ(choose_impl("reference", Variant::Fpa, FpaBackward::StraightThrough), Impl::Reference);
 }
+
+TEST(ImplChoice, EachImplementationRunsOnItsDevice) {
+  using c10::DeviceType;
+  EXPECT_TRUE(runs_on(Impl::Reference, DeviceType::CPU));
+  EXPECT_TRUE(runs_on(Impl::Reference, DeviceType::CUDA));
+  EXPECT_TRUE(runs_on(Impl::Fused, DeviceType::CPU));
+  EXPECT_FALSE(runs_on(Impl::Fused, DeviceType::CUDA));
+  EXPECT_FALSE(runs_on(Impl::Cuda, DeviceType::CPU));
+  EXPECT_TRUE(runs_on(Impl::Cuda, DeviceType::CUDA));
+  EXPECT_THROW(choose_impl("fused", Variant::Fox, FpaBackward::Exact, DeviceType::CUDA),
+               std::invalid_argument);
+}

@@ -1,6 +1,7 @@
 // attention-bench: forward and forward+backward time and peak extra memory of every attention
 // implementation (reference, fused, cuda when built) for softmax, FoX and FPA, next to the
-// matrix-multiply rate LibTorch reaches in the same run. Pass `decode` times one step of the
+// matrix-multiply rate LibTorch reaches in the same run, on --device (the CPU by default: the
+// reference and fused; a GPU: the reference and cuda, timed with a synchronisation per pass). Pass `decode` times one step of the
 // cached operator (kernels/cpu/kv_cache.h): one new token against a cache of n keys per head. Writes results/bench/attention.csv
 // (SPEC section 7 columns first) with a provenance sidecar. The study itself is
 // run_attention_bench (attention_bench_study.h); this file parses and checks the flags.
@@ -29,7 +30,7 @@ void declare_options(Cli& cli) {
       ("impls", po::value<std::string>()->default_value("reference,fused,cuda"),
        "implementations (those not in this build are skipped with a note)")
       ("variants", po::value<std::string>()->default_value("softmax,fox,fpa"), "variants")
-      ("passes", po::value<std::string>()->default_value("fwd,fwd_bwd"), "fwd, fwd_bwd and/or decode (one cached step after n tokens; CPU impls)")
+      ("passes", po::value<std::string>()->default_value("fwd,fwd_bwd"), "fwd, fwd_bwd and/or decode (one cached step after n tokens; on the CPU only)")
       ("fpa-backward", po::value<std::string>()->default_value("exact,straight-through"),
        "FPA backward modes to time in fwd_bwd (exact, straight-through)")
       ("head-dim", po::value<int>()->default_value(64), "head dimension")
@@ -140,16 +141,18 @@ int main(int argc, char** argv) {
           "time and memory of the attention implementations (reference, fused, cuda)",
           "results/bench/attention.csv");
   declare_options(cli);
-  declare_execution_options(cli, "cpu");
+  declare_execution_options(cli, "cpu");  // the published table is the CPU's
   cli.parse(argc, argv);
+  Execution execution;
   try {
-    cpu_execution_of(cli, "this benchmark times the CPU implementations; the GPU benchmark is "
-                          "kernels/cuda/device-check.sh");
+    execution = fp32_execution_of(cli, "the benchmark's dtype is --dtype (autocast is the "
+                                       "trainers'); bf16 kernels: kernels/bench/attention_gpu_bench.py");
   } catch (const UsageError& e) {
     fail_usage(e.what());
   }
   const Provenance provenance = Provenance::from(cli);
-  const auto settings = settings_from(cli);
+  auto settings = settings_from(cli);
+  settings.device = execution.device;
   require_bench_memory(settings);
   auto result = bench::run_attention_bench(settings);
   result.table.commit(provenance);

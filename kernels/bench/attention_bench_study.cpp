@@ -7,11 +7,13 @@
 #include "kernels/cpu/fused_cpu.h"
 #include "kernels/cpu/fused_gemm.h"
 #include "kernels/cpu/kv_cache.h"
+#include "kernels/impl_choice.h"
 
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <utility>
@@ -71,22 +73,28 @@ struct Job {
 // Every case to time, in the table's order; notes the skipped ones on stdout.
 std::vector<Job> jobs_of(const AttentionBenchSettings& s) {
   std::vector<Impl> runnable;
+  const bool gpu = s.device.is_cuda();
   for (Impl i : s.impls) {
-    if (impl_available(i)) runnable.push_back(i);
-    else std::cout << "attention-bench: skipping impl '" << to_string(i) << "' (not in this build)\n";
+    if (!impl_available(i))
+      std::cout << "attention-bench: skipping impl '" << to_string(i) << "' (not in this build)\n";
+    else if (!runs_on(i, s.device.type()))
+      std::cout << "attention-bench: skipping impl '" << to_string(i) << "' (runs on "
+                << (gpu ? "the CPU" : "a GPU") << "; --device is " << s.device.str() << ")\n";
+    else
+      runnable.push_back(i);
   }
+  if (gpu && std::count(s.passes.begin(), s.passes.end(), "decode") > 0)
+    std::cout << "attention-bench: skipping pass 'decode' (the cached step is timed on the CPU)\n";
   std::vector<Job> jobs;
   for (int n : s.lengths)
     for (Variant v : s.variants)
       for (Impl i : runnable) {
         if (i == Impl::Reference && n > s.max_reference_n) continue;
         for (const auto& pass : s.passes) {
-          if (pass == "decode" && i == Impl::Cuda) continue;  // no CUDA step yet
+          if (pass == "decode" && gpu) continue;
           if (v == Variant::Fpa && pass == "fwd_bwd") {
             for (FpaBackward g : i == Impl::Reference ? s.reference_fpa_modes : s.fpa_modes)
-              // the GPU kernels have no straight-through backward
-              if (!(i == Impl::Cuda && g == FpaBackward::StraightThrough))
-                jobs.push_back({v, i, n, pass, g});
+              jobs.push_back({v, i, n, pass, g});
           } else {
             jobs.push_back({v, i, n, pass, FpaBackward::Exact});
           }
@@ -117,7 +125,7 @@ AttentionBenchResult run_attention_bench(const AttentionBenchSettings& s) {
 
   // The machine's matmul rate through LibTorch, in this run and with these threads: a square
   // product (compute-bound) and the fused kernels' own tile product.
-  const auto [mm_rate, mm_cpu_rate] = matmul_gflops(1024, 1024, 1024, dtype);
+  const auto [mm_rate, mm_cpu_rate] = matmul_gflops(1024, 1024, 1024, dtype, s.device);
   const double tile_rate = tile_gemm_gflops(tile, d);
   std::cout << fmt::format(
       "attention-bench: threads {}, tile products via {}, LibTorch matmul 1024^3 {:.1f} GFLOP/s ({:.1f} by CPU time), "
@@ -133,8 +141,7 @@ AttentionBenchResult run_attention_bench(const AttentionBenchSettings& s) {
   Progress progress("attention-bench", int64_t(jobs.size()), "case");
   int64_t done = 0;
   for (const Job& job : jobs) {
-    const at::Device device = job.impl == Impl::Cuda ? at::Device(at::kCUDA) : at::Device(at::kCPU);
-    Problem p = make_problem(job.variant, batch, heads, job.n, d, dtype, device);
+    Problem p = make_problem(job.variant, batch, heads, job.n, d, dtype, s.device);
     AttentionOptions opts;
     opts.variant = job.variant;
     opts.impl = job.impl;
@@ -181,7 +188,7 @@ AttentionBenchResult run_attention_bench(const AttentionBenchSettings& s) {
     // The reference's repeat count is for its n x n passes; a decode step is cheap for both.
     const int repeats = ref && !decode ? s.reference_repeats : s.repeats;
     Timing t = measure(pass, ref && !decode ? s.reference_warmup : s.warmup, repeats);
-    if (job.impl == Impl::Cuda) t.peak_extra_bytes = -1;  // device memory: not measured here
+    if (s.device.is_cuda()) t.peak_extra_bytes = -1;  // the meter sees host allocations only
     const double flops = decode ? decode_flops(batch, heads, job.n, d)
                                 : attention_flops(batch, heads, job.n, d, backward);
     const double gflops = flops / (t.median_ms * 1e-3) / 1e9;

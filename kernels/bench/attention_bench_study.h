@@ -16,6 +16,7 @@ namespace fpa::bench {
 struct AttentionBenchSettings {
   std::vector<int> lengths = {256, 512, 1024};
   std::vector<Impl> impls = {Impl::Reference, Impl::Fused, Impl::Cuda};  // unbuilt ones skipped
+  at::Device device{at::kCPU};  // where every case runs; impls of another device are skipped
   std::vector<Variant> variants = {Variant::Softmax, Variant::Fox, Variant::Fpa};
   std::vector<std::string> passes = {"fwd", "fwd_bwd"};  // and/or "decode"
   std::vector<FpaBackward> fpa_modes = {FpaBackward::Exact, FpaBackward::StraightThrough};

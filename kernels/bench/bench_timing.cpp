@@ -50,10 +50,14 @@ Timing measure(const std::function<void()>& pass, int warmup, int repeats) {
   return {median(ms), median(cpu), peak};
 }
 
-std::pair<double, double> matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype) {
-  auto a = at::randn({m, k}, at::TensorOptions().dtype(dtype));
-  auto b = at::randn({k, n}, at::TensorOptions().dtype(dtype));
-  const Timing t = measure([&] { (void)at::matmul(a, b); }, 1, 7);
+std::pair<double, double> matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype,
+                                        const at::Device& device) {
+  const auto o = at::TensorOptions().dtype(dtype).device(device);
+  auto a = at::randn({m, k}, o), b = at::randn({k, n}, o);
+  const Timing t = measure([&] {
+    const auto c = at::matmul(a, b);
+    if (!c.is_cpu()) (void)c.flatten()[0].item<double>();  // waits for the device
+  }, 1, 7);
   const double flops = 2.0 * double(m * k * n);
   return {flops / (t.median_ms * 1e-3) / 1e9, flops / (t.median_cpu_ms * 1e-3) / 1e9};
 }

@@ -20,9 +20,10 @@ struct Timing {
 // Runs `pass` warmup + repeats times; returns the median time and the largest peak extra memory.
 Timing measure(const std::function<void()>& pass, int warmup, int repeats);
 
-// GFLOP/s of one LibTorch matmul of (m x k) by (k x n), median of a few, same threads:
-// {by wall time, by CPU time}.
-std::pair<double, double> matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype);
+// GFLOP/s of one LibTorch matmul of (m x k) by (k x n) on `device`, median of a few, same
+// threads: {by wall time, by CPU time} (on a GPU each product waits for the device).
+std::pair<double, double> matmul_gflops(int64_t m, int64_t k, int64_t n, at::ScalarType dtype,
+                                        const at::Device& device = at::kCPU);
 
 // GFLOP/s of the fused kernels' tile product (t x t x d, through fused_gemm).
 double tile_gemm_gflops(int64_t t, int64_t d);

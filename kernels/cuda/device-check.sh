@@ -24,7 +24,8 @@
 # GoogleTest XML, the GPU's and the toolchain's description (device.txt), the benchmark's CSVs
 # and log. Exit status: non-zero when a build or a test failed, or a cell of this project's
 # kernels failed with an error in the benchmark (the baselines' errors are recorded in the CSV).
-# FULL=1 also builds the whole suite and runs attention-bench (needs the suite's packages,
+# FULL=1 also builds the whole suite and runs attention-bench --device cuda (reference and cuda,
+# float32, into $OUT/attention_bench_cuda.csv; needs the suite's packages,
 # scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -115,8 +116,9 @@ if [[ ${FULL:-0} == 1 ]]; then
     -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
     -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" >"$OUT_DIR/configure-full.log" 2>&1 &&
   cmake --build "$BUILD-full" -j "$(nproc)" --target attention-bench >"$OUT_DIR/build-full.log" 2>&1 &&
-  "$BUILD-full/bin/attention-bench" --impls fused,cuda --lengths "${N_LIST:-256,1024,4096}" \
-    --fpa-backward exact --threads "$(nproc)" --repeats 5 --out "$OUT_DIR/attention_gpu.csv" || status=1
+  "$BUILD-full/bin/attention-bench" --device cuda --impls reference,cuda \
+    --lengths "${N_LIST:-256,1024,4096}" --threads "$(nproc)" --repeats 5 \
+    --out "$OUT_DIR/attention_bench_cuda.csv" || status=1
 fi
 echo "device-check: $( ((status)) && echo FAILED || echo passed) (logs in $OUT_DIR)"
 exit $status

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
 
   try {
     set_threads(cli.threads());
-    const auto execution = decode_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
+    const auto execution = fp32_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
     seed_everything(cli.seed());
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
     // On a GPU the weights move there and the KV caches follow them; the CPU is unchanged.
