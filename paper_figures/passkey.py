@@ -85,7 +85,8 @@ def claims(data):
     trained = data["natural_trained"] and passkey_natural_trained.claim_line(data["natural_trained"])
     if trained:
         claim.details.append(trained)
-        claim.links += ["figures/passkey_natural_trained.md"] + data["natural_trained"]["rels"]
+        claim.links += (["figures/passkey_natural_trained.md", "figures/passkey_natural_trained.png"] +
+                        data["natural_trained"]["rels"])
     return {"C6": claim}
 
 
@@ -141,6 +142,7 @@ def build(results, out):
     if data["natural_trained"]:
         sec.sources += data["natural_trained"]["rels"]
         sec.tables.append(passkey_natural_trained.table(data["natural_trained"]))
+        sec.figures.append(passkey_natural_trained.figure(data["natural_trained"], out))
     return sec
 
 

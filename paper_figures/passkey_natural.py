@@ -161,47 +161,52 @@ def claim_line(data):
 def figure(data, out):
     """Accuracy at 8L against achieved occupancy, a panel per variant, learned runs only: every
     (run, policy) cell of the C6 study in the repeated filler and in natural text."""
+    panels = [(v, {f: [data["study"][f][r["run"]] for r in learned(data, v)] for f in FILLERS})
+              for v in variants(data)]
+    return occupancy_figure(panels, out, "passkey_natural", "repeated", (
+        "Passkey accuracy at 8x the training length against achieved cache occupancy in the repeated filler "
+        "the models were trained on (filled) and in natural text (hollow: a Brown test-split passage per "
+        "prompt, same keys and depths), every cache policy of the C6 study, learned runs only; dashed: the "
+        f"full cache's mean accuracy; shaded: occupancy <= {OCCUPANCY_MAX}."))
+
+
+def occupancy_figure(panels, out, name, trained_in, caption):
+    """The figure of `panels`, [(variant, {filler: [per_run dicts of its learned runs]})]: a panel
+    per variant, each run's 8L cells in both fillers, the full cache's mean as a dashed line.
+    `trained_in` names the filler the models were trained on, for the legend."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
-    vs = variants(data)
     colours = {"repeated": "#0072B2", "natural": "#D55E00"}
     markers = {"repeated": "o", "natural": "s"}
-    fig, axes = plt.subplots(1, max(1, len(vs)), figsize=(3.4 * max(1, len(vs)) + 0.4, 3.7),
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.4 * max(1, len(panels)) + 0.4, 3.7),
                              squeeze=False, sharey=True)
-    for ax, v in zip(axes[0], vs):
-        names = [r["run"] for r in learned(data, v)]
+    for ax, (v, runs) in zip(axes[0], panels):
+        count = len(runs[FILLERS[0]])
         for f in FILLERS:
-            for ri, n in enumerate(names):
-                run = data["study"][f][n]
+            for ri, run in enumerate(runs[f]):
                 pts = [(c["occupancy"], c["accuracy"]) for (e, p), c in run["cells"].items() if e == 8 * run["L"]]
-                jitter = 0.012 * (ri - (len(names) - 1) / 2)
+                jitter = 0.012 * (ri - (len(runs[f]) - 1) / 2)
                 for occ, acc in pts:
                     ax.plot(occ, acc + jitter, marker=markers[f], color=colours[f], alpha=0.6,
                             markersize=4.5, linestyle="none", markerfacecolor="none" if f == "natural" else colours[f])
-            mean = [(common.mean([at_8l(data["study"][f][n], "full")["occupancy"] for n in names
-                                  if at_8l(data["study"][f][n], "full")]),
-                     common.mean([at_8l(data["study"][f][n], "full")["accuracy"] for n in names
-                                  if at_8l(data["study"][f][n], "full")]))] if names else []
-            for occ, acc in mean:
-                if not math.isnan(acc):
-                    ax.axhline(acc, color=colours[f], linestyle="--", linewidth=0.9, alpha=0.8)
+            full = [at_8l(r, "full") for r in runs[f] if at_8l(r, "full")]
+            acc = common.mean([c["accuracy"] for c in full]) if full else math.nan
+            if not math.isnan(acc):
+                ax.axhline(acc, color=colours[f], linestyle="--", linewidth=0.9, alpha=0.8)
         ax.axvspan(0, OCCUPANCY_MAX, color="grey", alpha=0.07)
         ax.set_xlim(-0.03, 1.05)
         ax.set_ylim(-0.06, 1.1)
         ax.set_xlabel("cache occupancy at 8L (kept / full)")
-        ax.set_title(f"{style.short_label(v)}: {len(names)} learned run(s)", color=style.colour(v))
-        if not names:
+        ax.set_title(f"{style.short_label(v)}: {count} learned run(s)", color=style.colour(v))
+        if not count:
             ax.text(0.5, 0.5, "no learned run", ha="center", va="center", transform=ax.transAxes)
     axes[0][0].set_ylabel("passkey accuracy at 8L")
+    where = {"repeated": "", "natural": " (Brown test split)"}
     handles = [Line2D([], [], color=colours[f], marker=markers[f], linestyle="none",
                       markerfacecolor="none" if f == "natural" else colours[f],
-                      label=f"{f} filler" + (" (Brown test split)" if f == "natural" else " (as trained)"))
+                      label=f"{f} filler" + where[f] + (" (as trained)" if f == trained_in else ""))
                for f in FILLERS]
     handles.append(Line2D([], [], color="grey", linestyle="--", label="full cache, mean over learned runs"))
     fig.tight_layout(rect=(0, 0, 1, 0.86))
     fig.legend(handles=handles, loc="upper center", ncol=3, bbox_to_anchor=(0.5, 1.0), frameon=False, fontsize=8)
-    return style.save(fig, out, "passkey_natural"), (
-        "Passkey accuracy at 8x the training length against achieved cache occupancy in the repeated filler "
-        "the models were trained on (filled) and in natural text (hollow: a Brown test-split passage per "
-        "prompt, same keys and depths), every cache policy of the C6 study, learned runs only; dashed: the "
-        f"full cache's mean accuracy; shaded: occupancy <= {OCCUPANCY_MAX}.")
+    return style.save(fig, out, name), caption

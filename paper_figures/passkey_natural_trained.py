@@ -11,7 +11,8 @@ import common
 import style
 from common import Table
 from passkey_common import run_sort
-from passkey_natural import CERTIFIED, FILLERS, at_8l
+from constants import OCCUPANCY_MAX
+from passkey_natural import CERTIFIED, FILLERS, at_8l, occupancy_figure
 from passkey_verdict import per_run
 
 FOLDER = "natural-trained"
@@ -71,6 +72,22 @@ def table(data):
         t.add(f"{style.label(BASE.get(r['variant'], r['variant']))}, natural-filler training", r["filler"],
               f"{r['learned']} of {r['trained']}", r["acc_L"], r["acc_8L"], cert)
     return t
+
+
+def figure(data, out):
+    """passkey_natural's figure for these models: accuracy at 8L against achieved occupancy in
+    both fillers, runs that learned the task in the filler they were trained on (natural)."""
+    panels = []
+    for v in variants(data):
+        names = [r["run"] for r in sorted(data["runs"]["natural"].values(), key=run_sort)
+                 if r["variant"] == v and r["learned"]]
+        panels.append((BASE.get(v, v), {f: [data["runs"][f][n] for n in names if n in data["runs"][f]]
+                                        for f in FILLERS}))
+    return occupancy_figure(panels, out, "passkey_natural_trained", "natural", (
+        "Passkey accuracy at 8x the training length against achieved cache occupancy for the models trained "
+        "with natural filler (a Brown training-split passage per prompt), in test-split passages (hollow) and "
+        "in the repeated filler (filled), every cache policy of the C6 study, runs that learned the task in "
+        f"natural text only; dashed: the full cache's mean accuracy; shaded: occupancy <= {OCCUPANCY_MAX}."))
 
 
 def claim_line(data):
