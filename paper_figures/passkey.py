@@ -82,7 +82,7 @@ def claims(data):
     if natural:
         claim.details.append(natural)
         claim.links += ["figures/passkey_natural.md", "figures/passkey_natural.png", data["natural"]["rel"]]
-    trained = data["natural_trained"] and passkey_natural_trained.claim_line(data["natural_trained"])
+    trained = data["natural_trained"] and passkey_natural_trained.claim_line(data["natural_trained"], data["natural"])
     if trained:
         claim.details.append(trained)
         claim.links += (["figures/passkey_natural_trained.md", "figures/passkey_natural_trained.png"] +

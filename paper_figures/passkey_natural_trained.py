@@ -8,6 +8,7 @@ there (passkey_verdict.derive)."""
 import math
 
 import common
+import passkey_natural
 import style
 from common import Table
 from passkey_common import run_sort
@@ -90,9 +91,12 @@ def figure(data, out):
         f"natural text only; dashed: the full cache's mean accuracy; shaded: occupancy <= {OCCUPANCY_MAX}."))
 
 
-def claim_line(data):
-    """One line for C6's report entry."""
+def claim_line(data, natural=None):
+    """One line for C6's report entry; with `natural` (passkey_natural's data), each variant beside
+    the repeated-filler-trained runs that learned, evaluated in the same test-split passages."""
     rows = {(r["variant"], r["filler"]): r for r in summary(data)}
+    before = ({(r["variant"], r["filler"]): r for r in passkey_natural.summary(natural)}
+              if natural else {})
     parts = []
     for v in variants(data):
         nat = rows[(v, "natural")]
@@ -100,6 +104,12 @@ def claim_line(data):
                 f"{nat['trained']} run(s) ({nat['learned']} learned at L)")
         if not math.isnan(nat["cert_acc"]):
             text += f", {CERTIFIED} {nat['cert_acc']:.2f} at occupancy {nat['cert_occ']:.2f}"
+        old = before.get((BASE.get(v, v), "natural"))
+        if old and old["learned"]:
+            text += f" (the {old['learned']} repeated-filler-trained runs that learned, same passages: {old['acc_8L']:.2f}"
+            if not math.isnan(old["cert_occ"]):
+                text += f", {CERTIFIED} occupancy {old['cert_occ']:.2f}"
+            text += ")"
         parts.append(text)
     if not parts:
         return None
