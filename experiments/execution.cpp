@@ -4,9 +4,12 @@
 #include "experiments/provenance.h"
 #include "experiments/usage_error.h"
 
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 namespace fpa {
 namespace {
@@ -32,6 +35,19 @@ void set_autocast(at::DeviceType t, bool on) {
   }
 }
 #endif
+
+// One seed, one run on a given GPU: LibTorch's deterministic algorithms (an op that has none
+// warns once instead of failing the run), cuDNN's deterministic, non-benchmarked kernels, and
+// cuBLAS's fixed workspace (CUBLAS_WORKSPACE_CONFIG, unless already set; read when cuBLAS first
+// starts, which is after this). Never for the CPU, whose kernels are deterministic already and
+// whose published runs must not change.
+void make_gpu_deterministic() {
+  setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  auto& context = at::globalContext();
+  context.setDeterministicAlgorithms(true, /*warn_only=*/true);
+  context.setDeterministicCuDNN(true);
+  context.setBenchmarkCuDNN(false);
+}
 
 }  // namespace
 
@@ -65,6 +81,7 @@ Execution resolve_execution(const std::string& device, const std::string& precis
       throw UsageError(fmt::format("--device {}: cuda:{} asked for, {} GPU(s) visible", device,
                                    index, visible));
     e.device = torch::Device(torch::kCUDA, int8_t(index));
+    make_gpu_deterministic();
     return e;
   } catch (const std::invalid_argument& err) {
     throw UsageError(err.what());

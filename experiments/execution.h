@@ -22,7 +22,9 @@ struct Execution {
 // "auto" -> cuda:0 when this LibTorch has CUDA and a GPU is visible, else cpu. Throws UsageError
 // (one line, exit 2 before any work) for cuda on a LibTorch without CUDA, on a machine without a
 // visible GPU, or an index past the visible GPUs. `local_rank` >= 0 (a rank of a data-parallel
-// run, LOCAL_RANK) picks cuda:local_rank for "auto" and "cuda".
+// run, LOCAL_RANK) picks cuda:local_rank for "auto" and "cuda". A GPU also turns on LibTorch's
+// deterministic algorithms (warn-only), deterministic cuDNN and cuBLAS's fixed workspace; the
+// CPU changes nothing.
 Execution resolve_execution(const std::string& device, const std::string& precision,
                             int local_rank = -1);
 // The same from a tool's parsed --device and --precision; records the resolved device for the

@@ -4,6 +4,8 @@
 #include "experiments/usage_error.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -37,6 +39,20 @@ TEST(Execution, ResolvesAutoAndRefusesAMissingGpu) {
     EXPECT_NE(std::string(err.what()).find("--device cuda:"), std::string::npos) << err.what();
   }
   if (visible == 0) EXPECT_THROW(resolve_execution("cuda", "fp32"), UsageError);
+}
+
+// Deterministic algorithms are a GPU setting: resolving the CPU leaves LibTorch's global mode as it
+// was (the published CPU runs never had it), resolving a GPU turns it on.
+TEST(Execution, DeterministicModeOnGpusOnly) {
+  auto& context = at::globalContext();
+  const bool before = context.deterministicAlgorithms();
+  (void)resolve_execution("cpu", "fp32");
+  (void)resolve_execution("auto", "fp32");
+  EXPECT_EQ(context.deterministicAlgorithms(), before || torch::cuda::is_available());
+  if (torch::cuda::is_available()) {
+    EXPECT_TRUE(context.deterministicAlgorithmsWarnOnly());
+    EXPECT_NE(std::getenv("CUBLAS_WORKSPACE_CONFIG"), nullptr);
+  }
 }
 
 // bf16 autocast turns a linear layer's output to bfloat16 inside the scope only; a Float32Region
