@@ -26,7 +26,7 @@
 #           $DEVICE in fp32 and bf16: tokens/s over the steps after the first SKIP_STEPS (10).
 #   (c)     CPU against GPU from one seed: the small preset in fp32, AGREE_STEPS (4) steps per
 #           variant on each device; the train loss of every step side by side, the largest
-#           difference printed.
+#           difference printed; then FPA's GPU run once more (deterministic mode: the same losses).
 #   (d)     resuming across devices: the GPU run of (c) continued 2 steps on the CPU and the CPU
 #           run 2 steps on the GPU, each beside the same run continued on its own device; then
 #           lm-eval of the GPU-trained FPA checkpoint on the CPU and on the GPU (first
@@ -265,6 +265,16 @@ for v in $VARIANTS; do
       sed 's/^/  /' || fail "(c) comparing $v"
   fi
 done
+# The same seed on the same GPU again: deterministic mode (experiments/execution.cpp) must give
+# the same losses bit for bit (abs_diff 0 in the CSV; a difference is reported, not fatal).
+v=fpa
+if train "repeat-$v-dev" small "$v" fp32 "$DEVICE" "$AGREE_STEPS" 120 --val-windows 4 &&
+   [[ -d $WORK/runs/agree-$v-dev ]]; then
+  report agree "$AG" "repeat $v on $DEVICE" "$WORK/runs/agree-$v-dev" "$WORK/runs/repeat-$v-dev" |
+    sed 's/^/  /' || fail "(c) comparing the repeat"
+else
+  fail "(c) the repeated $v run on $DEVICE"
+fi
 
 # --- (d) resuming on the other device; lm-eval of a GPU checkpoint on the CPU -----------------
 echo "== (d) resume across devices, 2 more steps; lm-eval on both devices ($(elapsed) s)"
