@@ -37,14 +37,19 @@
 #           module is not built there (no libsentencepiece), and lm-train accepts 256 with bytes
 #           only. About 71M parameters instead of 110M (the 50,277 x 768 embedding is 38.6M of
 #           them), so its tokens/s overstates the paper preset's by the vocabulary's share.
+#           Then the same model in plain PyTorch (lm/python/train_speed.py: SDPA for the
+#           Transformer, FlexAttention for FoX and FPA; bf16 autocast, AdamW) at the same
+#           settings, into plain_pytorch_throughput.csv, and lm-train's ratio to it per variant
+#           (issue 47, item 10: target >= 0.70).
 #   (e)     2-rank data parallelism (NCCL) on 2 GPUs: skipped with a note on a machine with one.
-# Output, in $OUT (the device tool's folder; default build-gpu-lm/device-check), 5 files (the
+# Output, in $OUT (the device tool's folder; default build-gpu-lm/device-check), 7 files (the
 # tool returns at most 8):
 #   gpu_throughput.csv       preset, variant, precision, device, model and batch, steps, timed
 #                            steps, tokens_per_s, step_ms, first/last train loss, val loss, status
 #   gpu_throughput.csv.json  sidecar: GPU (nvidia-smi), driver, CUDA, PyTorch, nvcc, CMake, code
 #                            version, the settings of this check
 #   cpu_gpu_agreement.csv    per step: comparison, step, loss_a, loss_b, abs_diff, rel_diff
+#   plain_pytorch_throughput.csv (+ .json)  the plain-PyTorch baseline of (b)
 #   device-check.log         everything printed; logs.tar.gz: each step's log (build included)
 # Dry run on a machine without a GPU (the whole script, small sizes): DEVICE=cpu SMALL_STEPS=12
 #   PAPER_STEPS=3 PAPER_ARGS="--hidden 128 --layers 2 --heads 2 --length 256 --mlp-hidden 384"
@@ -352,6 +357,23 @@ for v in $VARIANTS; do
     fail "(b) paper $v on $DEVICE (logs/paper-$v-bf16.log)"
   rm -f "$WORK/runs/paper-$v-bf16/checkpoint.pt"  # 0.9 GB each
 done
+# The same model in plain PyTorch at the same settings (issue 47, item 10's baseline): SDPA for
+# the Transformer, FlexAttention for FoX and FPA; then lm-train's tokens/s over it per variant.
+if ! over_budget; then
+  # shellcheck disable=SC2086  # PAPER_ARGS is split into options on purpose
+  if run_step plain-pytorch 150 python3 lm/python/train_speed.py --preset configs/lm/paper.conf \
+       --vocab-size 256 --batch 8 --steps "$PAPER_STEPS" --warmup "$paper_skip" --precision bf16 \
+       --device "$DEVICE" --runs transformer:sdpa,fox:flex,fpa:flex --code-version "$code_version" \
+       --out "$OUT_DIR/plain_pytorch_throughput.csv" $PAPER_ARGS; then
+    report speed "$TP" "$OUT_DIR/plain_pytorch_throughput.csv" | sed 's/^/  /'
+  elif [[ $DEVICE == cuda* ]]; then
+    fail "(b) the plain-PyTorch baseline (logs/plain-pytorch.log)"
+  else
+    echo "  plain-PyTorch baseline: no run succeeded on this PyTorch (dry run; logs/plain-pytorch.log)"
+  fi
+else
+  echo "  skipped the plain-PyTorch baseline: past BUDGET_S=$BUDGET_S s"
+fi
 
 # --- (e) 2-rank data parallelism ---------------------------------------------------------------
 echo "== (e) 2-rank data parallelism ($(elapsed) s)"

@@ -15,6 +15,9 @@
                                    sidecar's flags (log.csv.json), where a flag was 0 ("keep")
                                    the preset file's value, else lm-train's default
   sidecar OUT.json KEY=VALUE...    writes a JSON object (the throughput CSV's sidecar)
+  speed THROUGHPUT.csv PLAIN.csv   issue 47 item 10's ratio per variant: lm-train's paper-preset
+                                   tokens/s (gpu_throughput.csv) over the same model's in plain
+                                   PyTorch (lm/python/train_speed.py's CSV), target 0.70
 """
 import csv
 import json
@@ -127,6 +130,31 @@ def sidecar(out_json, pairs):
         f.write("\n")
 
 
+# The plain-PyTorch baseline of each variant (issue 47, item 10): SDPA for softmax, FlexAttention
+# for FoX; FPA beside both its FlexAttention version and the softmax baseline.
+BASELINES = {"transformer": ["sdpa"], "fox": ["flex"], "fpa": ["flex"]}
+SPEED_TARGET = 0.70
+
+
+def speed(throughput_csv, plain_csv):
+    with open(throughput_csv, newline="") as f:
+        ours = {r["variant"]: r for r in csv.DictReader(f) if r["preset"] == "paper" and r["tokens_per_s"]}
+    with open(plain_csv, newline="") as f:
+        plain = {(r["variant"], r["backend"]): r for r in csv.DictReader(f) if r["status"] == "ok"}
+    softmax = plain.get(("transformer", "sdpa"))
+    for v, mine in sorted(ours.items()):
+        for b in BASELINES.get(v, []):
+            base = plain.get((v, b))
+            if base:
+                ratio = float(mine["tokens_per_s"]) / float(base["tokens_per_s"])
+                print(f"{v}: lm-train {float(mine['tokens_per_s']):.0f} tokens/s, plain PyTorch ({b}) "
+                      f"{float(base['tokens_per_s']):.0f}: ratio {ratio:.2f} (target {SPEED_TARGET})")
+            else:
+                print(f"{v}: no plain-PyTorch {b} measurement to compare with")
+        if v != "transformer" and softmax:
+            print(f"{v}: lm-train over plain softmax (sdpa) {float(mine['tokens_per_s']) / float(softmax['tokens_per_s']):.2f}")
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "corpus":
@@ -139,5 +167,7 @@ if __name__ == "__main__":
         model(*args)
     elif cmd == "sidecar":
         sidecar(args[0], args[1:])
+    elif cmd == "speed":
+        speed(*args)
     else:
         raise SystemExit(__doc__)

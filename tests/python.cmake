@@ -17,6 +17,11 @@ if(TARGET fpa_torch_ops)
            COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_attention_gpu_bench.py
                    $<TARGET_FILE:fpa_torch_ops>)
   set_tests_properties(python_attention_gpu_bench_smoke PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+  # The plain-PyTorch training baseline (lm/python/train_speed.py --smoke): tiny model, CPU.
+  add_test(NAME python_train_speed_smoke
+           COMMAND ${FPA_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/python/test_train_speed.py
+                   $<TARGET_FILE:fpa_torch_ops>)
+  set_tests_properties(python_train_speed_smoke PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()
 if(TARGET fpa_torch_ops AND TARGET lm-export)
   add_test(NAME python_lm_export

@@ -7,7 +7,7 @@ frame means per-thread arrays in local memory instead of registers).
   kernels/cuda/resource_report.py [--archs 80,90] [--out results/bench/cuda_kernel_resources.csv]
 
 Writes the CSV (one row per architecture and kernel instance) atomically, with a .json sidecar
-(nvcc's version, the flags, the code version, the wall time)."""
+(nvcc's version under environment, the options and flags under config, the code version, the wall time)."""
 import argparse
 import json
 import os
@@ -103,10 +103,13 @@ def main():
                                                regs, smem, frame, st, ld)))
     version = subprocess.run([o.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
     sidecar = {"program": "kernels/cuda/resource_report.py", "command_line": " ".join(sys.argv),
-               "code_version": code_version(), "nvcc": version[-1] if version else "",
-               "flags": FLAGS + ["-Xptxas", "-v"], "archs": archs, "sources": SOURCES,
+               "code_version": code_version(),
                "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-               "wall_s": round(time.time() - started, 3)}
+               "wall_s": round(time.time() - started, 3),
+               "environment": {"nvcc": version[-1] if version else ""},
+               "sources": SOURCES,  # what the table is derived from (docs/results-schema.md)
+               "config": {"archs": ",".join(archs), "out": o.out, "nvcc": o.nvcc,
+                          "flags": " ".join(FLAGS + ["-Xptxas", "-v"])}}
     atomic_write(o.out, "\n".join(lines) + "\n")
     atomic_write(o.out + ".json", json.dumps(sidecar, indent=2) + "\n")
     print(f"resource_report: wrote {o.out} ({len(raw)} kernels)")

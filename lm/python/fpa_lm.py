@@ -64,10 +64,10 @@ class SwiGLU(torch.nn.Module):
 
 
 class Attention(torch.nn.Module):
-    def __init__(self, c, impl):
+    def __init__(self, c, impl, attention=None):
         super().__init__()
         h = c["hidden"]
-        self.c, self.impl = c, impl
+        self.c, self.impl, self.attention = c, impl, attention
         self.q_proj, self.k_proj, self.v_proj, self.o_proj = (
             torch.nn.Linear(h, h, bias=False) for _ in range(4))
         if c["kind"] in ("fox", "fpa"):
@@ -85,16 +85,19 @@ class Attention(torch.nn.Module):
             gate, variant = F.logsigmoid(self.gate_proj(x)).transpose(1, 2), "fox"
         elif kind == "fpa":  # the field is the walk of the increments
             gate, variant = self.gate_proj(x).transpose(1, 2).cumsum(-1), "fpa"
-        o = torch.ops.fpa.attention(q, k, v, gate, variant, self.impl, self.c["min_grad"],
-                                    self.c["st_temperature"])
+        if self.attention is not None:  # another operator on the same inputs (train_speed.py)
+            o = self.attention(q, k, v, gate, variant)
+        else:
+            o = torch.ops.fpa.attention(q, k, v, gate, variant, self.impl, self.c["min_grad"],
+                                        self.c["st_temperature"])
         return self.o_proj(o.transpose(1, 2).reshape(B, N, C))
 
 
 class Block(torch.nn.Module):
-    def __init__(self, c, impl):
+    def __init__(self, c, impl, attention=None):
         super().__init__()
         self.attn_norm = RMSNorm(c["hidden"], c["norm_eps"])
-        self.attn = Attention(c, impl)
+        self.attn = Attention(c, impl, attention)
         self.mlp_norm = RMSNorm(c["hidden"], c["norm_eps"])
         self.mlp = SwiGLU(c["hidden"], c["mlp_hidden"])
 
@@ -104,15 +107,17 @@ class Block(torch.nn.Module):
 
 
 class LanguageModel(torch.nn.Module):
-    """tokens (B, N) int64 -> logits (B, N, vocab); `impl` is the operator's implementation."""
+    """tokens (B, N) int64 -> logits (B, N, vocab); `impl` is the operator's implementation;
+    `attention`, when given, replaces the operator: (q, k, v, gate, variant) -> o, each (B, H, N, D),
+    gate (B, H, N) (FoX's log forget gates, FPA's field) or None."""
 
-    def __init__(self, config, impl="auto"):
+    def __init__(self, config, impl="auto", attention=None):
         super().__init__()
         c = self.config = config
         self.embed = torch.nn.Embedding(c["vocab_size"], c["hidden"])
         self.layers = c["layers"]
         for l in range(c["layers"]):  # named block0, block1, ... as in the C++ model
-            setattr(self, f"block{l}", Block(c, impl))
+            setattr(self, f"block{l}", Block(c, impl, attention))
         self.final_norm = RMSNorm(c["hidden"], c["norm_eps"])
         if not c["tie_embeddings"]:
             self.lm_head = torch.nn.Linear(c["hidden"], c["vocab_size"], bias=False)
@@ -123,6 +128,29 @@ class LanguageModel(torch.nn.Module):
             x = getattr(self, f"block{l}")(x)
         h = self.final_norm(x)
         return self.lm_head(h) if hasattr(self, "lm_head") else h @ self.embed.weight.t()
+
+
+def init_weights(model):
+    """lm/model.cpp's init_weights, for a model trained from scratch in PyTorch (train_speed.py):
+    weights N(0, init_std), residual output projections N(0, init_std / sqrt(2 layers)), gate
+    projections as FoX's code (FPA: N(0, init_std / 2) and bias -log 2)."""
+    c = model.config
+    std, resid = c["init_std"], c["init_std"] / math.sqrt(2.0 * c["layers"])
+    with torch.no_grad():
+        model.embed.weight.normal_(0.0, std)
+        if hasattr(model, "lm_head"):
+            model.lm_head.weight.normal_(0.0, std)
+        for l in range(model.layers):
+            b = getattr(model, f"block{l}")
+            for lin in (b.attn.q_proj, b.attn.k_proj, b.attn.v_proj, b.mlp.gate, b.mlp.up):
+                lin.weight.normal_(0.0, std)
+            b.attn.o_proj.weight.normal_(0.0, resid)
+            b.mlp.down.weight.normal_(0.0, resid)
+            if hasattr(b.attn, "gate_proj"):
+                fpa = c["kind"] == "fpa"
+                b.attn.gate_proj.weight.normal_(0.0, std / 2 if fpa else std)
+                b.attn.gate_proj.bias.fill_(-math.log(2.0) if fpa else 0.0)
+    return model
 
 
 def load_exported(path, impl="auto"):
