@@ -14,8 +14,9 @@
 // where the length says (the last filler sentence before the question may end mid-word, as the
 // byte prompt's filler ends mid-sentence). The key sentence goes at the filler sentence boundary
 // (in tokens) nearest to depth x filler tokens. The question is the byte question without its
-// trailing space ("... The pass key is") and the answer " NNNNN" carries the space, as every text
-// the model was trained on does ("▁12345" or "▁1" "2345", never a lone "▁" before digits).
+// trailing space ("... The pass key is") and the answer " NNNNN" carries the space: SentencePiece
+// segments a word with the space before it, so the prompt and its answer stay the tokenization of
+// their whole text, as the model saw text in training.
 // Greedy decoding then generates key_digits + 1 tokens, judged on their text (answer_matches).
 #pragma once
 
