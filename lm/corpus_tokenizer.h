@@ -30,7 +30,7 @@ std::string checkpoint_tokenizer(const Tokenizer& tokenizer);
 // loaded from beside `corpus_dir`. A missing or mismatching model file is a UsageError naming it.
 Tokenizer recorded_tokenizer(const std::string& recorded, const std::string& corpus_dir);
 
-// For tools that read text as bytes (lm-compress, the passkey evaluators): a UsageError when the
+// For tools that read text as bytes (lm-compress): a UsageError when the
 // checkpoint recorded a sub-word tokenizer (`recorded` not "").
 void require_byte_tokenizer(const std::string& recorded, const std::string& tool,
                             const std::string& checkpoint);

@@ -99,6 +99,10 @@ data = open(edited, "rb").read()
 assert b"kind = fpa" in data, "no 'kind = fpa' in the checkpoint"
 open(edited, "wb").write(data.replace(b"kind = fpa", b"kind = fox"))
 EOF
+  # A sub-word run (SentencePiece, its model beside the corpus): the passkey evaluators read the
+  # tokenizer from beside --corpus (default data/brown/text, absent where the cases run).
+  setup "$bin/lm-train" "${lm_tiny[@]}" --hidden 16 --steps 1 --tokenizer sentencepiece \
+    --vocab-size 300 --corpus "$s/corpus" --out-dir "$s/sw_run"
   mkdir -p "$s/flipped_run"; cp "$s/flipped.pt" "$s/flipped_run/checkpoint.pt"
   # Intact weights, a corrupt optimiser state (one stored checksum changed): a resume refuses it,
   # an evaluator warns (checked below).
@@ -249,6 +253,9 @@ case_ missing-path "--task-file" synthetic-run --task-file "$s/no-such.task"
 case_ missing-path "--run-exe" synthetic-sweep --run-exe "$s/no-such" --out-dir "$s/new"
 
 case_ missing-path "--checkpoint" passkey-probe --checkpoint "$s/no-such" --out "$s/new.csv"
+case_ missing-path "--corpus" passkey-eval --checkpoint "$s/sw_run" --out "$s/new.csv"
+case_ missing-path "--corpus" passkey-eval --checkpoint "$s/sw_run" --corpus "$s/no-such" --out "$s/new.csv"
+case_ missing-path "--corpus" passkey-probe --checkpoint "$s/sw_run" --out "$s/new.csv"
 case_ missing-path "--checkpoint" lm-export --checkpoint "$s/no-such" --out "$s/new.pt"
 
 # --- 4. unwritable output locations other than --out ---------------------------------------------

@@ -2,26 +2,37 @@
 # PROFILE=paper-smoke end to end (issue 47, items 5, 6 and 8): lm/reproduce.sh trains FPA, FoX and
 # the Transformer from configs/lm/paper-smoke.conf on a generated corpus of the user's kind (a
 # folder of text files) with a SentencePiece tokenizer trained on its training split, evaluates
-# them with lm-eval, and skips them when run again. Then the refusals, one line and exit 2 each:
-# lm-eval given a corpus whose model is another, a resume with another tokenizer, the paper
-# preset's vocabulary on a corpus that cannot fill it, lm-train without the SentencePiece module.
+# them with lm-eval and with passkey-eval (C6's task in their tokens, with cache policies), and
+# skips them when run again. Then the refusals, one line and exit 2 each: lm-eval and the passkey
+# evaluators given a corpus whose model is another, the passkey evaluators without --corpus, a
+# resume with another tokenizer, the paper preset's vocabulary on a corpus that cannot fill it,
+# lm-train without the SentencePiece module.
 set -euo pipefail
 bin=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-# <dir> <seed>: 30 documents of about 4 KB of words made of syllables (enough for 512 pieces).
+# <dir> <seed>: 30 documents of about 4 KB of words made of syllables (enough for 512 pieces), with
+# English words (the passkey prompt's among them), capitals and numbers, so that a passkey prompt's
+# fixed parts fit the model's 128 tokens.
 corpus() {
   /usr/bin/python3 - "$1" "$2" <<'PY'
 import os, random, sys
 d, r = sys.argv[1], random.Random(int(sys.argv[2]))
 syl = "ka ro mi te sun lo par ve di on bre tu shi ga nel po and the ing er qua fe".split()
 words = ["".join(r.choice(syl) for _ in range(r.randint(1, 4))) for _ in range(800)]
+english = ("there is an important info hidden inside a lot of irrelevant text find it and memorize "
+           "i will quiz you about the information what pass key remember grass green sky blue sun "
+           "yellow here we go back again").split()
+def word():
+    w = r.choice(english) if r.random() < 0.4 else r.choice(words)
+    return str(r.randint(0, 99999)) if r.random() < 0.05 else w
 os.makedirs(d)
 for i in range(30):
     lines, n = [], 0
     while n < 4000:
-        line = " ".join(r.choice(words) for _ in range(r.randint(5, 14))) + " ."
+        line = " ".join(word() for _ in range(r.randint(5, 14)))
+        line = line[0].upper() + line[1:] + r.choice([".", ".", "?"])
         lines.append(line)
         n += len(line) + 1
     open(os.path.join(d, f"doc{10 + i}.txt"), "w").write("\n".join(lines) + "\n")
@@ -59,6 +70,22 @@ for v in transformer fox fpa; do
   grep -q "$identity" "$tmp/runs/$name/checkpoint.pt" || fail "$name: the checkpoint does not record the tokenizer"
 done
 [[ $(tail -n +2 "$tmp/out/summary.csv" | wc -l) -eq 3 ]] || fail "summary.csv: expected 3 runs"
+# C6's passkey evaluation in the models' tokens: 2L and 4L (256 and 512 tokens), the policies of
+# eval-paper-smoke.conf, the tokenizer on every row and in the sidecar.
+/usr/bin/python3 - "$tmp/out/passkey" "$identity" <<'PY' || fail "passkey-eval's tables"
+import csv, json, sys
+folder, identity = sys.argv[1], sys.argv[2]
+for v in ("transformer", "fox", "fpa"):
+    policies = {"full", "fpa-certified", "window"}
+    rows = list(csv.DictReader(open(f"{folder}/paper-smoke-{v}.summary.csv")))
+    assert {(r["eval_len"], r["policy"]) for r in rows} == {(n, p) for n in ("256", "512") for p in policies}, rows
+    for r in rows:
+        assert r["tokenizer"] == identity and r["train_len"] == "128" and r["n_keys"] == "2", r
+        assert 0 <= float(r["accuracy"]) <= 1 and 0 < float(r["occupancy"]) <= 1, r
+    cells = list(csv.DictReader(open(f"{folder}/paper-smoke-{v}.csv")))
+    assert len(cells) == 2 * len(rows) and all(c["tokenizer"] == identity for c in cells), cells
+    assert json.load(open(f"{folder}/paper-smoke-{v}.csv.json"))["config"]["tokenizer"] == identity
+PY
 # Sub-word tokens are not bytes: bits per byte is below the loss in bits per token.
 /usr/bin/python3 - "$tmp/out/eval-paper-smoke-fpa.csv" <<'PY' || fail "bits per byte"
 import csv, math, sys
@@ -78,6 +105,14 @@ refused "SHA-256" "$bin/lm-eval" --checkpoint "$tmp/runs/paper-smoke-fpa" --corp
   --out "$tmp/x.csv" --threads 1
 refused "was trained with tokenizer" "$bin/lm-train" --preset paper-smoke --variant fpa \
   --corpus "$tmp/other" --out-dir "$tmp/runs/paper-smoke-fpa" --resume --steps 6 --threads 1
+# The passkey evaluators read the tokenizer from beside --corpus: another corpus's model is refused,
+# and without --corpus the default (data/brown/text, not in this folder) is not a folder.
+for t in passkey-eval passkey-probe; do
+  refused "SHA-256" "$bin/$t" --checkpoint "$tmp/runs/paper-smoke-fpa" --corpus "$tmp/other" \
+    --lengths 1 --keys 1 --out "$tmp/pk.csv" --threads 1
+  (cd "$tmp" && refused "is not a folder" "$bin/$t" --checkpoint "$tmp/runs/paper-smoke-fpa" \
+    --lengths 1 --keys 1 --out "$tmp/pk.csv" --threads 1)
+done
 # The paper preset's 50277 pieces: more than the corpus's training split can fill.
 refused "Vocabulary size too high" "$bin/lm-train" --preset paper --corpus "$tmp/corpus" \
   --out-dir "$tmp/paper" --threads 1

@@ -8,6 +8,15 @@ if(TARGET fpa_passkey_core)
   fpa_test(test_passkey_logic test_passkey_prompt.cpp test_cache_policy.cpp)
   target_link_libraries(test_passkey_logic PRIVATE fpa_passkey_core)
 endif()
+# Prompts in a SentencePiece model's tokens, trained in the test: without LibTorch, which cannot
+# share a process with SentencePiece linked in (lm/sentencepiece_tokenizer.h).
+if(TARGET fpa_passkey_core AND TARGET fpa_lm_sentencepiece)
+  add_executable(test_passkey_token_prompt test_passkey_token_prompt.cpp)
+  target_link_libraries(test_passkey_token_prompt PRIVATE fpa_passkey_core fpa_lm_sentencepiece
+                        GTest::gtest_main)
+  set_target_properties(test_passkey_token_prompt PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  gtest_discover_tests(test_passkey_token_prompt DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 900)
+endif()
 if(TARGET fpa_passkey)
   fpa_test(test_passkey_decode test_passkey_decode.cpp)
   target_link_libraries(test_passkey_decode PRIVATE fpa_passkey)

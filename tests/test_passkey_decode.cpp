@@ -146,7 +146,7 @@ TEST(PasskeyDecode, PromptUnderEveryPolicy) {
     const std::vector<double> scores(size_t(dec.heads()), 0.5);
     const auto r = passkey::run_prompt(dec, prompt, *policy,
                                        policy->needs_head_scores() ? scores : std::vector<double>{},
-                                       schedule, 5);
+                                       schedule);
     EXPECT_EQ(r.generated.size(), 5u);
     if (reg.name == "full") EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
     // Within budget at every answer query; at most 16 tokens' worth (16 x 0.75 / 600) below it.
@@ -182,12 +182,12 @@ TEST(PasskeyDecode, ObserveWindowMustLieInTheSingleTokenTail) {
   auto model = tiny_model(AttentionKind::Fpa, at::kFloat);
   IncrementalDecoder dec(model);
   const auto prompt = passkey::make_prompt(passkey::PromptConfig{}, 600, 0.5, "12345");
-  EXPECT_THROW(passkey::run_prompt(dec, prompt, *snapkv, {}, schedule, 5), UsageError);
+  EXPECT_THROW(passkey::run_prompt(dec, prompt, *snapkv, {}, schedule), UsageError);
   EXPECT_EQ(dec.length(), 0);
   // At the limit, observe = timed tokens - 1, the observed queries are the single-token steps
   // before the last: the prompt runs, and its one eviction compresses the cache.
   schedule.timed_tokens = 9;
-  const auto r = passkey::run_prompt(dec, prompt, *snapkv, {}, schedule, 5);
+  const auto r = passkey::run_prompt(dec, prompt, *snapkv, {}, schedule);
   EXPECT_EQ(r.generated.size(), 5u);
   EXPECT_LT(r.occupancy, 1.0);
 }
@@ -213,7 +213,7 @@ TEST(PasskeyDecode, CertifiedOccupancyFollowsTheField) {
       }
     }
     IncrementalDecoder dec(model);
-    const auto r = passkey::run_prompt(dec, prompt, *policy, {}, schedule, 5);
+    const auto r = passkey::run_prompt(dec, prompt, *policy, {}, schedule);
     if (increment > 0) EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
     else EXPECT_LT(r.occupancy, 0.06);
   }
@@ -387,7 +387,7 @@ TEST(PasskeyDecodeTensorCache, PromptUnderEveryPolicy) {
     const std::vector<double> scores(size_t(dec.heads()), 0.5);
     const auto r = passkey::run_prompt(dec, prompt, *policy,
                                        policy->needs_head_scores() ? scores : std::vector<double>{},
-                                       schedule, 5);
+                                       schedule);
     EXPECT_EQ(r.generated.size(), 5u) << reg.name;
     if (reg.name == "full") EXPECT_DOUBLE_EQ(r.occupancy, 1.0);
     if (policy->budgeted() && reg.name.rfind("duo-", 0) != 0) {

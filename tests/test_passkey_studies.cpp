@@ -37,6 +37,30 @@ size_t column(const std::vector<std::string>& header, const std::string& name) {
   return size_t(std::find(header.begin(), header.end(), name) - header.begin());
 }
 
+// A stand-in for a SentencePiece model (no SentencePiece in a LibTorch test): a space joins the
+// character after it in one token (ids 256 + c), every other character is a token of its own, so
+// text splits before every space as SentencePiece splits it.
+class SpaceJoiningModel : public lm::SubwordModel {
+ public:
+  int64_t vocab_size() const override { return 512; }
+  std::vector<int32_t> encode(const std::string& text) const override {
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const auto c = int32_t(static_cast<unsigned char>(text[i]));
+      if (c == ' ' && i + 1 < text.size() && text[i + 1] != ' ')
+        ids.push_back(256 + int32_t(static_cast<unsigned char>(text[++i])));
+      else
+        ids.push_back(c);
+    }
+    return ids;
+  }
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string text;
+    for (int32_t id : ids) text += id >= 256 ? std::string{' ', char(id - 256)} : std::string(1, char(id));
+    return text;
+  }
+};
+
 // A random FPA model (1 layer, 2 heads) whose training length holds the prompt and some filler.
 EvalSetup tiny_setup() {
   EvalSetup setup;
@@ -94,6 +118,73 @@ TEST(PasskeyStudies, EvalTablesCoverEveryCellAndPoliciesReadWhatTheyKeep) {
   // Keys per depth add up to the keys of the length.
   const auto& hc = cells[0];
   EXPECT_EQ(std::stoi(cells[1][column(hc, "n_keys")]) + std::stoi(cells[2][column(hc, "n_keys")]), 3);
+  EXPECT_EQ(column(h, "tokenizer"), h.size());  // bytes: the published columns, no tokenizer
+}
+
+// A sub-word checkpoint: prompts in its tokens (L counts tokens), every policy and the probe run
+// on them, and every row ends with the tokenizer's identity.
+TEST(PasskeyStudies, SubwordTokensThroughEvalAndProbe) {
+  auto setup = tiny_setup();
+  setup.prompt.tokenizer = std::make_shared<const lm::Tokenizer>(lm::Tokenizer::sentencepiece(
+      std::make_shared<SpaceJoiningModel>(), std::string(64, 'a')));
+  setup.L = 320;  // tokens: the fixed parts take about 200
+  torch::manual_seed(2);
+  setup.loaded.config.vocab_size = 512;
+  setup.loaded.config.context = setup.L;
+  setup.loaded.model = lm::LanguageModel(setup.loaded.config);
+  setup.loaded.model->eval();
+  const auto identity = setup.prompt.tokenizer->identity();
+
+  cache::Settings policy_settings;
+  policy_settings.budget = 0.25;
+  std::vector<std::unique_ptr<cache::Policy>> policies;
+  for (const char* name : {"full", "fpa-certified", "window", "duo-calibrated"})
+    policies.push_back(cache::make_policy(name, policy_settings));
+  PasskeyEvalSettings s;
+  s.lengths = {1, 2};
+  s.keys = {2, 2};
+  s.depths = 2;
+  s.calibration_keys = 2;
+  s.seed = 5;
+  s.schedule.chunk = 64;
+  s.schedule.evict_every = 16;
+  s.schedule.timed_tokens = 32;
+  s.out = "cells.csv";  // never committed here
+  s.summary = "summary.csv";
+  const auto t = run_passkey_eval(s, setup, policies);
+  const auto summary = rows_of(t.summary.text());
+  ASSERT_EQ(summary.size(), 1u + 2 * 4);  // header + 2 lengths x 4 policies
+  const auto& h = summary[0];
+  ASSERT_EQ(h.back(), "tokenizer");
+  for (size_t r = 1; r < summary.size(); ++r) {
+    EXPECT_EQ(summary[r].back(), identity);
+    EXPECT_EQ(summary[r][column(h, "eval_len")], std::to_string(setup.L * (r <= 4 ? 1 : 2)));
+    const double occupancy = std::stod(summary[r][column(h, "occupancy")]);
+    EXPECT_GT(occupancy, 0.0);
+    EXPECT_LE(occupancy, 1.0);
+  }
+  EXPECT_DOUBLE_EQ(std::stod(summary[1][column(h, "occupancy")]), 1.0);  // full
+  EXPECT_LT(std::stod(summary[3][column(h, "occupancy")]), 0.5);          // window at 25%
+  const auto cells = rows_of(t.cells.text());
+  ASSERT_EQ(cells[0].back(), "tokenizer");
+  for (size_t r = 1; r < cells.size(); ++r) EXPECT_EQ(cells[r].back(), identity);
+
+  PasskeyProbeSettings ps;
+  ps.lengths = {1};
+  ps.keys = 2;
+  ps.depths = 1;
+  ps.chunk = 64;
+  ps.seed = 5;
+  ps.out = "probe.csv";
+  const auto probe = run_passkey_probe(ps, setup);
+  EXPECT_EQ(probe.prompts, 2);
+  const auto rows = rows_of(probe.table.text());
+  ASSERT_EQ(rows.size(), 1u + 2 * 2);
+  EXPECT_EQ(rows[0].back(), "tokenizer");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].back(), identity);
+    EXPECT_NE(rows[i][column(rows[0], "key_bias")], "-inf");  // the key's digit tokens were found
+  }
 }
 
 TEST(PasskeyStudies, ProbeHasOneRowPerPromptLayerAndHead) {

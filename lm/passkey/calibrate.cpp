@@ -18,19 +18,20 @@ std::vector<double> calibrate_heads(lm::IncrementalDecoder& decoder, const Promp
   int64_t queries = 0;
   for (const auto& p : calibration) {
     decoder.reset();
-    const auto ids = to_tokens(p.text);
+    const auto& ids = p.ids;
     const int64_t n_prompt = p.answer_start;
-    const auto digits = int64_t(p.text.find(p.key, size_t(p.key_position)));
+    const auto [digits, digits_end] = p.key_spans[0];  // the key's first occurrence
     const auto tokens = at::tensor(ids, at::kLong);
     for (int64_t s = 0; s < n_prompt - 1; s += chunk)
       decoder.step(tokens.slice(0, s, std::min(s + chunk, n_prompt - 1)));
-    for (int64_t s = n_prompt - 1; s < n_prompt - 1 + config.key_digits; ++s) {
-      decoder.step_token(ids[size_t(s)]);  // the query at s predicts the digit at s + 1
+    // The answer's tokens, teacher-forced (bytes: the key_digits digits).
+    for (int64_t s = n_prompt - 1; s < int64_t(ids.size()) - 1; ++s) {
+      decoder.step_token(ids[size_t(s)]);  // the query at s predicts the token at s + 1
       const auto views = decoder.views(weights);
       for (size_t h = 0; h < views.size(); ++h)
         for (size_t e = 0; e < views[h].position.size(); ++e) {
           const int64_t pos = views[h].position[e];
-          if (pos >= digits && pos < digits + config.key_digits) score[h] += views[h].weight[e];
+          if (pos >= digits && pos < digits_end) score[h] += views[h].weight[e];
         }
       ++queries;
     }

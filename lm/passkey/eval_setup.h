@@ -24,12 +24,22 @@ struct EvalSetup {
 };
 
 // Reads --checkpoint, --variant, --key-digits, --filler (with --filler-file or --corpus) and
-// (when the tool defines it) --train-len. Bad input (a length that does not fit, a missing or corrupt file) ends the
-// program with exit code 2 or throws UsageError; `tool` names it in messages.
+// (when the tool defines it) --train-len. A sub-word checkpoint's tokenizer is read from beside
+// --corpus, as lm-eval reads it (lm/corpus_tokenizer.h), and its prompts and lengths count tokens
+// (token_prompt.h). Bad input (a length that does not fit, a missing or corrupt file, a sub-word
+// checkpoint whose --corpus has no model of its tokenizer) ends the program with exit code 2 or
+// throws UsageError; `tool` names it in messages.
 EvalSetup load_eval_setup(const Cli& cli, const std::vector<int>& lengths, const std::string& tool);
 
 // The provenance of an evaluation's CSVs: the tool's options plus the training run's seed and
-// config file (train-seed, train-config).
-Provenance eval_provenance(const Cli& cli);
+// config file (train-seed, train-config) and, for a sub-word checkpoint, its tokenizer's identity
+// (`tokenizer`, as lm-eval records it).
+Provenance eval_provenance(const Cli& cli, const EvalSetup& setup);
+
+// The CSVs' `tokenizer` column: the identity line of a sub-word checkpoint's tokenizer, "" for
+// bytes, whose tables have no such column (as a byte-level checkpoint records no tokenizer), so
+// byte-level tables stay as published. with_tokenizer adds the column's name when it is not "".
+std::string tokenizer_cell(const PromptConfig& prompt);
+std::vector<std::string> with_tokenizer(std::vector<std::string> columns, const std::string& cell);
 
 }  // namespace fpa::passkey

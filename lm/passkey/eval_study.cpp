@@ -34,14 +34,20 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
   const auto& run = setup.run;
   const auto& pc = setup.prompt;
   const auto depths = spread_depths(s.depths);
-  CsvWriter cells(s.out, {"variant", "train_len", "eval_len", "depth", "policy", "budget",
+  // Lengths count the model's tokens; a sub-word run's rows end with its tokenizer (eval_setup.h).
+  const auto tokenizer = tokenizer_cell(pc);
+  CsvWriter cells(s.out, with_tokenizer({"variant", "train_len", "eval_len", "depth", "policy", "budget",
                           "occupancy", "accuracy", "decode_ms_per_token", "n_keys", "epsilon",
                           "per_head", "prefill_ms", "decode_cpu_ms_per_token", "run", "filler",
-                          "filler_offsets"});
-  CsvWriter summary(s.summary, {"variant", "train_len", "eval_len", "policy", "budget",
+                          "filler_offsets"}, tokenizer));
+  CsvWriter summary(s.summary, with_tokenizer({"variant", "train_len", "eval_len", "policy", "budget",
                                 "occupancy", "accuracy", "n_keys", "decode_ms_per_token",
                                 "epsilon", "per_head", "prefill_ms", "decode_cpu_ms_per_token",
-                                "run", "filler"});
+                                "run", "filler"}, tokenizer));
+  const auto row = [&tokenizer](CsvWriter& table, const auto&... values) {
+    if (tokenizer.empty()) table.row(values...);
+    else table.row(values..., tokenizer);
+  };
 
   lm::IncrementalDecoder decoder(setup.loaded.model);
   std::vector<double> head_scores;  // duo-calibrated's, from prompts at L
@@ -68,7 +74,7 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
       for (const auto& p : prompts) {
         const auto r = run_prompt(decoder, p, policy,
                                   policy.needs_head_scores() ? head_scores : std::vector<double>{},
-                                  s.schedule, pc.key_digits);
+                                  s.schedule);
         for (Acc* a : {&by_depth[p.depth], &all}) {
           a->correct += r.correct; a->occ += r.occupancy; a->ms += r.decode_ms_per_token;
           a->cpu_ms += r.decode_cpu_ms_per_token;
@@ -80,10 +86,10 @@ PasskeyEvalTables run_passkey_eval(const PasskeyEvalSettings& s, const EvalSetup
       const auto eps = policy.reads_epsilon() ? fmt::format("{}", policy.settings().epsilon) : "";
       const int per_head = policy.per_head();
       for (const auto& [depth, a] : by_depth)
-        cells.row(variant, L, n, depth, policy.csv_name(), budget_cell(policy), a.occ / a.count,
+        row(cells, variant, L, n, depth, policy.csv_name(), budget_cell(policy), a.occ / a.count,
                     a.correct / a.count, a.ms / a.count, a.count, eps, per_head,
                     a.prefill / a.count, a.cpu_ms / a.count, run, pc.filler_source, a.offsets);
-      summary.row(variant, L, n, policy.csv_name(), budget_cell(policy), all.occ / all.count,
+      row(summary, variant, L, n, policy.csv_name(), budget_cell(policy), all.occ / all.count,
                     all.correct / all.count, all.count, all.ms / all.count, eps, per_head,
                     all.prefill / all.count, all.cpu_ms / all.count, run, pc.filler_source);
       std::cerr << fmt::format("\n{} {}x{} {} budget {}: accuracy {:.2f}, occupancy {:.3f}, {:.3f} ms/token ({:.3f} CPU)\n",

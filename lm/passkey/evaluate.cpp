@@ -57,7 +57,7 @@ void check_observe_window(const DecodeSchedule& schedule, const cache::Policy& p
 
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
                         const cache::Policy& policy, const std::vector<double>& head_scores,
-                        const DecodeSchedule& schedule, int key_digits) {
+                        const DecodeSchedule& schedule) {
   schedule.validate();
   // Online policies evict throughout; a query-aware one once, after token n_prompt - 2, having
   // tracked the mass of the `observe` queries before it; full never.
@@ -65,9 +65,10 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
   const bool query_aware = policy.query_aware();
   decoder.track_mass(online && policy.reads().mass);
   decoder.reset();
-  const auto ids = to_tokens(prompt.text);
+  const auto& ids = prompt.ids;
   const auto tokens = at::tensor(ids, at::kLong);
-  const int64_t n_prompt = prompt.answer_start, final_length = n_prompt + key_digits;
+  const int64_t answer_tokens = prompt.answer_tokens;  // bytes: key_digits
+  const int64_t n_prompt = prompt.answer_start, final_length = n_prompt + answer_tokens;
   const int64_t tail = std::min(schedule.timed_tokens, n_prompt);  // single-token prompt steps
   check_observe_window(schedule, policy, n_prompt);  // so observe_from >= n_prompt - tail
   const int64_t observe_from = n_prompt - 1 - policy.settings().observe;  // query-aware
@@ -83,38 +84,40 @@ PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
   const double heads_total = double(decoder.heads());
   double decode_ms = 0, decode_cpu_ms = 0, occupancy_sum = 0;
   int64_t since_eviction = 0, steps = 0, next = 0;
-  for (int64_t s = n_prompt - tail; s < n_prompt - 1 + key_digits; ++s) {
+  std::vector<int64_t> generated;
+  for (int64_t s = n_prompt - tail; s < n_prompt - 1 + answer_tokens; ++s) {
     const bool answer = s >= n_prompt - 1;  // this step's logits give an answer digit
     if (s < n_prompt) next = ids[size_t(s)];
     if (query_aware && s == observe_from) decoder.track_mass(true);
     auto t = Clock::now();
     double c = thread_cpu_ms();
     const auto& logits = decoder.step_token(next);
-    int64_t byte = -1;
-    if (answer) byte = argmax(logits);
+    int64_t token = -1;
+    if (answer) token = argmax(logits);
     decode_ms += ms_since(t);
     decode_cpu_ms += thread_cpu_ms() - c;
     ++steps;
     if (answer) {
       // What this query attended to (untimed bookkeeping, before the eviction below).
       occupancy_sum += double(decoder.cached_entries()) / (heads_total * double(s + 1));
-      r.generated += char(byte);
-      next = byte;
+      generated.push_back(token);
+      next = token;
     }
     const bool now = online ? ++since_eviction >= schedule.evict_every
                             : query_aware && s == n_prompt - 2;
     if (now) {
       t = Clock::now();
       c = thread_cpu_ms();
-      evict(decoder, policy, head_scores, final_length, online ? schedule.evict_every : key_digits);
+      evict(decoder, policy, head_scores, final_length, online ? schedule.evict_every : answer_tokens);
       decode_ms += ms_since(t);
       decode_cpu_ms += thread_cpu_ms() - c;
       since_eviction = 0;
       if (query_aware) decoder.track_mass(false);
     }
   }
-  r.correct = r.generated == prompt.key;
-  r.occupancy = occupancy_sum / key_digits;
+  r.generated = answer_text(prompt, generated);
+  r.correct = answer_matches(prompt.key, r.generated);
+  r.occupancy = occupancy_sum / double(answer_tokens);
   r.decode_ms_per_token = decode_ms / double(steps);
   r.decode_cpu_ms_per_token = decode_cpu_ms / double(steps);
   return r;

@@ -1,7 +1,8 @@
 // One passkey prompt through the incremental decoder under a cache policy (lm/cache/policy.h).
 //
 // The prompt is prefilled in chunks except its last `timed_tokens` tokens, which are decoded one
-// token at a time (teacher-forced), followed by the key_digits answer digits (greedy). An online
+// token at a time (teacher-forced), followed by the prompt's answer_tokens answer tokens (greedy:
+// the key_digits digits for bytes, key_digits + 1 sub-word tokens, prompt.h). An online
 // policy evicts after every prefill chunk and then after every `evict_every` single tokens, each
 // time leaving room for the tokens that come before the next eviction (the policy's lookahead),
 // so no query ever attends to more than the budget allows. Evicting every few tokens rather than
@@ -32,8 +33,8 @@ struct DecodeSchedule {
 };
 
 struct PromptResult {
-  std::string generated;        // the key_digits greedy bytes after the question
-  bool correct = false;
+  std::string generated;        // the prompt's answer_tokens greedy tokens after the question, as text
+  bool correct = false;         // answer_matches(key, generated)
   double occupancy = 0;         // mean over the answer queries
   double decode_ms_per_token = 0;      // wall time per single-token step, eviction included
   double decode_cpu_ms_per_token = 0;  // this thread's CPU time (robust to a shared machine)
@@ -54,6 +55,6 @@ void check_observe_window(const DecodeSchedule& schedule, const cache::Policy& p
 // Throws UsageError (check_observe_window) for a query-aware policy that does not fit `schedule`.
 PromptResult run_prompt(lm::IncrementalDecoder& decoder, const Prompt& prompt,
                         const cache::Policy& policy, const std::vector<double>& head_scores,
-                        const DecodeSchedule& schedule, int key_digits);
+                        const DecodeSchedule& schedule);
 
 }  // namespace fpa::passkey

@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     // tensor path); the CPU keeps the model as loaded (the published path, unchanged).
     if (!execution.device.is_cpu()) lm::LanguageModel(setup.loaded.model)->use_device(execution.device);
     auto tables = run_passkey_eval(settings, setup, policies_for(cli, budgets, setup));
-    const auto prov = eval_provenance(cli);
+    const auto prov = eval_provenance(cli, setup);
     tables.cells.commit(prov);
     tables.summary.commit(prov);
   } catch (const UsageError& e) {  // bad input found before any prompt: exit 2

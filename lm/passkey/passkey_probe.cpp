@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     const auto setup = load_eval_setup(cli, lengths, "passkey-probe");  // passkey-eval's set-up
     if (!execution.device.is_cpu()) lm::LanguageModel(setup.loaded.model)->use_device(execution.device);
     auto result = run_passkey_probe(settings, setup);
-    result.table.commit(eval_provenance(cli));
+    result.table.commit(eval_provenance(cli, setup));
   } catch (const UsageError& e) {  // a missing or corrupt checkpoint: bad input, exit 2
     fail_usage(e.what());
   } catch (const std::exception& e) {

@@ -19,13 +19,8 @@ namespace {
 // The positions of the key's digits in the prompt: both occurrences in the key sentence.
 std::vector<int64_t> key_digit_positions(const Prompt& p) {
   std::vector<int64_t> out;
-  size_t from = size_t(p.key_position);
-  for (int occurrence = 0; occurrence < 2; ++occurrence) {
-    const auto at = p.text.find(p.key, from);
-    if (at == std::string::npos || int64_t(at) >= p.answer_start) break;
-    for (size_t d = 0; d < p.key.size(); ++d) out.push_back(int64_t(at + d));
-    from = at + p.key.size();
-  }
+  for (const auto& [begin, end] : p.key_spans)
+    for (int64_t at = begin; at < end; ++at) out.push_back(at);
   return out;
 }
 
@@ -69,11 +64,17 @@ PasskeyProbeResult run_passkey_probe(const PasskeyProbeSettings& settings, const
   const auto per_head_policy = cache::make_policy("budget-per-head", policy_settings);
   const auto shared_policy = cache::make_policy("budget", policy_settings);
 
-  CsvWriter out(settings.out, {"variant", "run", "train_len", "eval_len", "depth", "prompt",
+  // Lengths count the model's tokens; a sub-word run's rows end with its tokenizer (eval_setup.h).
+  const auto tokenizer = tokenizer_cell(pc);
+  CsvWriter out(settings.out, with_tokenizer({"variant", "run", "train_len", "eval_len", "depth", "prompt",
                                "correct_full", "layer", "head", "key_bias", "threshold", "r",
                                "kept_certified", "key_kept_certified", "budget", "cutoff_per_head",
                                "key_kept_per_head", "cutoff_shared", "key_kept_shared", "filler",
-                               "filler_offset"});
+                               "filler_offset"}, tokenizer));
+  const auto row = [&tokenizer](CsvWriter& table, const auto&... values) {
+    if (tokenizer.empty()) table.row(values...);
+    else table.row(values..., tokenizer);
+  };
   PasskeyProbeResult result{std::move(out)};
   lm::IncrementalDecoder decoder(loaded.model);
   Progress bar("passkey-probe " + run, int64_t(lengths.size()) * keys, "prompt");
@@ -83,19 +84,20 @@ PasskeyProbeResult run_passkey_probe(const PasskeyProbeSettings& settings, const
     const auto prompts = draw_prompts(pc, n, keys, depths, rng);  // passkey-eval's prompts
     for (int k = 0; k < keys; ++k) {
       const auto& p = prompts[size_t(k)];
-      const auto tokens = at::tensor(to_tokens(p.text), at::kLong);
+      const auto tokens = at::tensor(p.ids, at::kLong);
       decoder.reset();
       at::Tensor logits;
       for (int64_t s = 0; s < p.answer_start; s += chunk)
         logits = decoder.step(tokens.slice(0, s, std::min(s + chunk, p.answer_start)));
       const auto views = decoder.views();  // as of the answer query i = answer_start - 1
-      // Greedy answer with the full cache.
-      std::string answer;
-      for (int d = 0; d < pc.key_digits; ++d) {
+      // Greedy answer with the full cache (answer_tokens tokens, judged on their text).
+      std::vector<int64_t> generated;
+      for (int64_t d = 0; d < p.answer_tokens; ++d) {
         const int64_t next = logits[-1].argmax().item<int64_t>();
-        answer += char(next);
-        if (d + 1 < pc.key_digits) logits = decoder.step(at::tensor({next}, at::kLong));
+        generated.push_back(next);
+        if (d + 1 < p.answer_tokens) logits = decoder.step(at::tensor({next}, at::kLong));
       }
+      const bool right = answer_matches(p.key, answer_text(p, generated));
       const int64_t i = p.answer_start - 1;
       const auto digits = key_digit_positions(p);
       const auto certified = kept_by(*certified_policy, views, i, n);
@@ -115,15 +117,15 @@ PasskeyProbeResult run_passkey_probe(const PasskeyProbeSettings& settings, const
           }
         const double threshold = fpa::certified_eviction_threshold(v.r, i + 1, epsilon);
         const auto kept = std::count(certified[h].begin(), certified[h].end(), true);
-        result.table.row(variant, run, L, n, p.depth, k, int(answer == p.key), int64_t(h) / heads,
+        row(result.table, variant, run, L, n, p.depth, k, int(right), int64_t(h) / heads,
                          int64_t(h) % heads, key_bias, threshold, v.r, double(kept) / double(i + 1),
                          key_certified, budget, lowest_kept(views, per_head, h, h + 1),
                          key_per_head, cutoff_shared, key_shared, pc.filler_source,
                          p.filler_offset);
       }
       result.prompts++;
-      result.correct += answer == p.key;
-      bar.update(++done, fmt::format("{}x {}", m, answer == p.key ? "right" : "wrong"));
+      result.correct += right;
+      bar.update(++done, fmt::format("{}x {}", m, right ? "right" : "wrong"));
     }
   }
   bar.finish();

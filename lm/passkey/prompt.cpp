@@ -1,6 +1,7 @@
 #include "lm/passkey/prompt.h"
 
 #include "experiments/usage_error.h"
+#include "lm/passkey/token_prompt.h"
 
 #include <fmt/format.h>
 
@@ -10,13 +11,10 @@
 #include <stdexcept>
 
 namespace fpa::passkey {
-namespace {
 
 std::string key_sentence(const std::string& key) {
   return fmt::format("The pass key is {}. Remember it. {} is the pass key. ", key, key);
 }
-
-}  // namespace
 
 std::vector<int64_t> sentence_starts(const std::string& text) {
   std::vector<int64_t> starts = {0};
@@ -82,6 +80,15 @@ Prompt make_prompt(const PromptConfig& config, int64_t length, double depth,
   p.answer_start = int64_t(p.text.size());
   p.text += key;
   if (int64_t(p.text.size()) != length) throw std::logic_error("passkey: prompt length mismatch");
+  p.ids = to_tokens(p.text);
+  p.answer_tokens = config.key_digits;
+  // Both occurrences of the key in the key sentence (digits never match its other characters).
+  size_t from = size_t(p.key_position);
+  for (auto& span : p.key_spans) {
+    const auto at = p.text.find(key, from);
+    span = {int64_t(at), int64_t(at + key.size())};
+    from = at + key.size();
+  }
   return p;
 }
 
@@ -114,8 +121,10 @@ std::vector<Prompt> draw_prompts(const PromptConfig& config, int64_t length, int
   std::vector<Prompt> prompts;
   for (int k = 0; k < keys; ++k) {
     const int64_t offset = pick_passage(starts, passage_rng);
-    prompts.push_back(make_prompt(config, length, depths[size_t(k) % depths.size()],
-                                  random_key(config.key_digits, rng), offset));
+    const double depth = depths[size_t(k) % depths.size()];
+    const auto key = random_key(config.key_digits, rng);
+    prompts.push_back(config.subword() ? make_token_prompt(config, length, depth, key, offset)
+                                       : make_prompt(config, length, depth, key, offset));
   }
   return prompts;
 }
@@ -127,6 +136,16 @@ std::string read_filler_file(const std::string& path) {
   while (in >> word) text += word + " ";
   if (text.empty()) throw UsageError(fmt::format("filler file '{}' holds no text", path));
   return text;
+}
+
+std::string answer_text(const Prompt& prompt, const std::vector<int64_t>& generated) {
+  if (!prompt.tokenizer) return std::string(generated.begin(), generated.end());
+  return prompt.tokenizer->decode(std::vector<int32_t>(generated.begin(), generated.end()));
+}
+
+bool answer_matches(const std::string& key, const std::string& answer) {
+  const size_t from = !answer.empty() && answer[0] == ' ' ? 1 : 0;
+  return answer.compare(from, key.size(), key) == 0;
 }
 
 std::vector<int64_t> to_tokens(const std::string& text) {

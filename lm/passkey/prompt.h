@@ -1,4 +1,5 @@
-// Passkey prompts (SPEC section 6), byte-level.
+// Passkey prompts (SPEC section 6), byte-level here; in a sub-word model's tokens when the
+// configuration holds a tokenizer (token_prompt.h, same text parts, length counted in tokens).
 //
 //   <instruction> <filler ...> <key sentence> <filler ...> <question> NNNNN
 //
@@ -9,9 +10,13 @@
 // bytes, which greedy decoding must reproduce exactly.
 #pragma once
 
+#include "lm/tokenizer.h"
+
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fpa::passkey {
@@ -32,20 +37,45 @@ struct PromptConfig {
   bool passages() const { return filler_source != "repeated"; }
   std::string question = "What is the pass key? The pass key is ";
   int key_digits = 5;
+  // A sub-word checkpoint's tokenizer (SentencePiece): prompts are then made in its tokens
+  // (token_prompt.h) and every length counts tokens. Null: bytes, the published path.
+  std::shared_ptr<const lm::Tokenizer> tokenizer;
+  bool subword() const { return tokenizer != nullptr; }
 
   // Bytes taken by everything but the filler (instruction, key sentence, question, answer).
   int64_t fixed_bytes() const;
   void validate() const;  // throws std::invalid_argument
 };
 
+// Positions count the model's tokens: bytes here, sub-word ids for token_prompt.h's prompts.
 struct Prompt {
-  std::string text;        // the full sequence: prompt then the answer digits
+  std::string text;        // the full sequence as text: prompt then the answer
   std::string key;         // the digits
-  int64_t answer_start;    // text[answer_start, answer_start + key_digits) == key
-  int64_t key_position;    // byte offset of the key sentence
+  int64_t answer_start;    // ids[answer_start..] is the answer (bytes: text[answer_start, +key_digits) == key)
+  int64_t key_position;    // where the key sentence starts
   double depth;            // the requested depth in [0, 1]
   int64_t filler_offset = 0;  // where the filler starts in PromptConfig::filler
+  std::vector<int64_t> ids;   // the whole sequence in the model's tokens, answer included
+  // Tokens greedy decoding generates after the question: key_digits bytes, or key_digits + 1
+  // sub-word tokens (enough for the answer's space and digits even one character a token).
+  int64_t answer_tokens = 0;
+  // The tokens holding the key's digits in the key sentence, [begin, end) per occurrence.
+  std::pair<int64_t, int64_t> key_spans[2] = {};
+  std::shared_ptr<const lm::Tokenizer> tokenizer;  // null: bytes
 };
+
+// The generated tokens as text: bytes as they are, sub-word ids decoded by the prompt's tokenizer.
+std::string answer_text(const Prompt& prompt, const std::vector<int64_t>& generated);
+
+// Whether greedy decoding's answer is right, judged on text: `answer` is what the tokens generated
+// after the question decode to. One leading space is dropped (a sub-word question ends before the
+// answer's space, which a SentencePiece piece carries: "▁12345"); then the next key.size()
+// characters must be the key; what follows them is not read. For bytes (key_digits bytes after a
+// question ending in a space) this is exactly answer == key.
+bool answer_matches(const std::string& key, const std::string& answer);
+
+// "The pass key is <key>. Remember it. <key> is the pass key. " (a trailing space, as every part).
+std::string key_sentence(const std::string& key);
 
 // A random key of `digits` digits, first digit non-zero.
 std::string random_key(int digits, std::mt19937_64& rng);
