@@ -38,40 +38,52 @@ def variants(data):
 
 
 def summary(data):
-    """Per variant and evaluation filler: trained runs, learned runs, means over all trained runs."""
+    """Per variant and evaluation filler: trained runs, learned runs (in that filler), means over
+    all trained runs, and the 8L means over the learned runs alone (as passkey_natural reports the
+    models trained on the repeated filler)."""
     out = []
     for v in variants(data):
         names = [r["run"] for r in sorted((r for r in data["runs"]["natural"].values() if r["variant"] == v),
                                           key=run_sort)]
         for f in FILLERS:
             runs = [data["runs"][f][n] for n in names if n in data["runs"][f]]
-            cert = [at_8l(r, CERTIFIED) for r in runs if at_8l(r, CERTIFIED)]
-            full8 = [at_8l(r, "full") for r in runs if at_8l(r, "full")]
-            out.append({"variant": v, "filler": f, "trained": len(runs),
-                        "learned": sum(1 for r in runs if r["learned"]),
-                        "acc_L": common.mean([r["acc_L"] for r in runs]),
-                        "acc_8L": common.mean([c["accuracy"] for c in full8]),
-                        "cert_acc": common.mean([c["accuracy"] for c in cert]) if cert else math.nan,
-                        "cert_occ": common.mean([c["occupancy"] for c in cert]) if cert else math.nan})
+            row = {"variant": v, "filler": f, "trained": len(runs),
+                   "learned": sum(1 for r in runs if r["learned"]),
+                   "acc_L": common.mean([r["acc_L"] for r in runs])}
+            for tag, subset in (("", runs), ("learned_", [r for r in runs if r["learned"]])):
+                cert = [at_8l(r, CERTIFIED) for r in subset if at_8l(r, CERTIFIED)]
+                full8 = [at_8l(r, "full") for r in subset if at_8l(r, "full")]
+                row[tag + "acc_8L"] = common.mean([c["accuracy"] for c in full8]) if full8 else math.nan
+                row[tag + "cert_acc"] = common.mean([c["accuracy"] for c in cert]) if cert else math.nan
+                row[tag + "cert_occ"] = common.mean([c["occupancy"] for c in cert]) if cert else math.nan
+            out.append(row)
     return out
+
+
+def cert_text(r, tag=""):
+    return (f"{r[tag + 'cert_acc']:.2f} ({r[tag + 'cert_occ']:.2f})" if not math.isnan(r[tag + "cert_acc"])
+            else "-")
 
 
 def table(data):
     t = Table("passkey_natural_trained",
               "Passkey retrieval after training with natural filler (a Brown training-split passage per "
-              "prompt), evaluated in both fillers: means over every trained run",
+              "prompt), evaluated in both fillers: means over every trained run, and over the runs that "
+              "learned the task in that filler",
               ["variant (recipe)", "evaluated in", "runs learned at L", "accuracy at L, full", "at 8L, full",
-               f"at 8L, {CERTIFIED} (occupancy)"],
+               f"at 8L, {CERTIFIED} (occupancy)", "learned runs: at 8L, full",
+               f"learned runs: at 8L, {CERTIFIED} (occupancy)"],
               note=("lm/passkey/reproduce.sh PROFILE=passkey-natural (configs/passkey/c6-<variant>-natural.conf: "
                     "the C6 recipe with natural filler from the training split); evaluated as the C6 study "
                     "(configs/passkey/eval-c6.conf, repeated filler) and with test-split passages "
                     "(configs/passkey/eval-c6-natural.conf). A run has learned the task in a filler when its "
-                    "full-cache accuracy at L meets the verdict's rule there; the means are over every trained "
-                    "run, learned or not. Compare with passkey_natural, the models trained on the repeated filler."))
+                    "full-cache accuracy at L meets the verdict's rule there; the first means are over every "
+                    "trained run, learned or not, the last two over the learned runs alone. Compare with "
+                    "passkey_natural, the models trained on the repeated filler (learned runs)."))
     for r in summary(data):
-        cert = f"{r['cert_acc']:.2f} ({r['cert_occ']:.2f})" if not math.isnan(r["cert_acc"]) else "-"
         t.add(f"{style.label(BASE.get(r['variant'], r['variant']))}, natural-filler training", r["filler"],
-              f"{r['learned']} of {r['trained']}", r["acc_L"], r["acc_8L"], cert)
+              f"{r['learned']} of {r['trained']}", r["acc_L"], r["acc_8L"], cert_text(r),
+              r["learned_acc_8L"] if r["learned"] else "-", cert_text(r, "learned_") if r["learned"] else "-")
     return t
 
 
@@ -92,24 +104,28 @@ def figure(data, out):
 
 
 def claim_line(data, natural=None):
-    """One line for C6's report entry; with `natural` (passkey_natural's data), each variant beside
-    the repeated-filler-trained runs that learned, evaluated in the same test-split passages."""
+    """One line for C6's report entry; with `natural` (passkey_natural's data), each variant's
+    learned runs beside the repeated-filler-trained runs that learned, in the same test-split
+    passages."""
     rows = {(r["variant"], r["filler"]): r for r in summary(data)}
     before = ({(r["variant"], r["filler"]): r for r in passkey_natural.summary(natural)}
               if natural else {})
     parts = []
     for v in variants(data):
         nat = rows[(v, "natural")]
-        text = (f"{style.short_label(BASE.get(v, v))} {nat['acc_8L']:.2f} at 8L with a full cache over "
-                f"{nat['trained']} run(s) ({nat['learned']} learned at L)")
-        if not math.isnan(nat["cert_acc"]):
-            text += f", {CERTIFIED} {nat['cert_acc']:.2f} at occupancy {nat['cert_occ']:.2f}"
+        text = (f"{style.short_label(BASE.get(v, v))} learned in {nat['learned']} of {nat['trained']} runs; "
+                f"at 8L with a full cache {nat['acc_8L']:.2f} over all of them")
+        if nat["learned"]:
+            text += f", {nat['learned_acc_8L']:.2f} over the learned ones"
+            if not math.isnan(nat["learned_cert_acc"]):
+                text += (f" ({CERTIFIED} {nat['learned_cert_acc']:.2f} at occupancy "
+                         f"{nat['learned_cert_occ']:.2f})")
         old = before.get((BASE.get(v, v), "natural"))
         if old and old["learned"]:
-            text += f" (the {old['learned']} repeated-filler-trained runs that learned, same passages: {old['acc_8L']:.2f}"
+            text += f", against {old['acc_8L']:.2f}"
             if not math.isnan(old["cert_occ"]):
-                text += f", {CERTIFIED} occupancy {old['cert_occ']:.2f}"
-            text += ")"
+                text += f" (occupancy {old['cert_occ']:.2f})"
+            text += f" for the {old['learned']} repeated-filler-trained runs that learned"
         parts.append(text)
     if not parts:
         return None
