@@ -58,7 +58,6 @@ Forward rows also carry max_err: max |out - ref| / max |ref| over up to --check-
 (rounded) inputs on those rows only.
 """
 import argparse
-import csv
 import datetime
 import json
 import math
@@ -68,7 +67,6 @@ import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 COLUMNS = ["impl", "variant", "fpa_backward", "dtype", "batch", "heads", "n", "head_dim", "pass",
@@ -81,6 +79,8 @@ SMOKE_SHAPES = "1x2x96x16,2x2x64x32"
 IMPLS = ["fpa_ops", "sdpa_flash", "flex", "sdpa_bias"]
 PROGRAM = "kernels/bench/attention_gpu_bench.py"
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+from script_io import atomic_write, code_version, csv_text  # noqa: E402
 
 
 # --- Options ---------------------------------------------------------------------------------
@@ -168,45 +168,6 @@ def parse_options(argv):
 
 
 # --- Files -----------------------------------------------------------------------------------
-
-def atomic_write(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def csv_text(columns, rows):
-    import io
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({c: r.get(c, "") for c in columns})
-    return buf.getvalue()
-
-
-def code_version(given):
-    try:
-        desc = subprocess.run(["git", "-C", REPO, "describe", "--always", "--abbrev=12"],
-                              capture_output=True, text=True, timeout=20)
-        if desc.returncode == 0 and desc.stdout.strip():
-            dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no",
-                                    "--", ".", ":(exclude)results"], capture_output=True, text=True, timeout=20)
-            return desc.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return given or "unknown"
-
 
 def environment(torch, device):
     env = {"device": str(device), "torch": torch.__version__, "cuda": torch.version.cuda or "",

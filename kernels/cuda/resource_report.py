@@ -18,20 +18,14 @@ import tempfile
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+from script_io import atomic_write, code_version  # noqa: E402
+
 SOURCES = ["kernels/cuda/tiled_forward.cu", "kernels/cuda/tiled_backward.cu",
            "kernels/cuda/fpa_cuda_kernels.cu"]
 FLAGS = ["-std=c++17", "-O3"]  # as CMake's Release build of fpa_cuda_kernels (CUDA_STANDARD 17)
 COLUMNS = ["arch", "source", "kernel", "dtype", "registers", "smem_static_bytes",
            "stack_frame_bytes", "spill_store_bytes", "spill_load_bytes"]
-
-
-def atomic_write(path, text):
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=os.path.basename(path) + ".tmp.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def demangle(names):
@@ -69,17 +63,6 @@ def ptxas_rows(nvcc, source, arch):
             rows.append([name, int(m.group(1)), int(smem.group(1)) if smem else 0, *(frame or (0, 0, 0))])
             name = None
     return rows
-
-
-def code_version():
-    try:
-        v = subprocess.run(["git", "-C", REPO, "describe", "--always", "--abbrev=12"],
-                           capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return v + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main():

@@ -28,15 +28,15 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "kernels", "bench"))
+sys.path.insert(0, os.path.join(REPO, "experiments"))
+from script_io import atomic_write, code_version, csv_text  # noqa: E402
 
 BACKENDS = {"sdpa": ("transformer",), "flex": ("fox", "fpa"), "ops": ("transformer", "fox", "fpa")}
 COLUMNS = ["variant", "backend", "precision", "device", "parameters", "vocab_size", "hidden", "layers",
@@ -174,26 +174,6 @@ def one_run(torch, fpa_lm, o, c, variant, backend):
             "last_loss": f"{losses[-1]:.4f}", "status": "ok", "note": ""}
 
 
-def atomic_write(path, text):
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=os.path.basename(path) + ".tmp.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def code_version(given):
-    try:
-        v = subprocess.run(["git", "-C", REPO, "describe", "--always", "--abbrev=12"],
-                           capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return v + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return given or "unknown"
-
-
 def main(argv):
     p = parser()
     o = p.parse_args(argv)
@@ -234,8 +214,7 @@ def main(argv):
         rows.append(row)
         if o.device.startswith("cuda"):
             torch.cuda.empty_cache()
-    text = ",".join(COLUMNS) + "\n" + "".join(
-        ",".join(str(r.get(k, "")).replace(",", ";") for k in COLUMNS) + "\n" for r in rows)
+    text = csv_text(COLUMNS, rows)
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() and o.device.startswith("cuda") else ""
     config = {k.replace("_", "-"): str(v) for k, v in vars(o).items()}
     config.update({k: str(v) for k, v in c.items()})  # the model's sizes after the preset
