@@ -11,12 +11,12 @@
 # PROFILE=passkey-natural trains the natural-filler recipe (issue 46; hours per run: for a GPU);
 # PROFILE=lm-compress the language-model compression study on the published C5 weights (lm/compress/README.md).
 # PROFILE=paper-smoke runs the paper preset's path (SentencePiece tokenizer, FPA, FoX, Transformer,
-# C5's evaluation, C6's passkey evaluation in tokens with the cache policies) at a tiny scale in
-# about a minute on a CPU, into runs/ (lm/README.md);
+# C5's evaluation, C6's passkey evaluation in tokens with the cache policies, lm-compress of FPA)
+# at a tiny scale in about a minute on a CPU, into runs/ (lm/README.md);
 # LM_CORPUS=<folder of text files> trains on a corpus of one's own instead of Brown.
 # PROFILE=paper trains the paper preset (110M parameters; FPA, FoX, Transformer, 3 seeds) on every
-# visible GPU in bf16 with LM_CORPUS, then C5's evaluation and C6's passkey evaluation (float32),
-# into results/lm-paper/<GPU>/ (lm/README.md).
+# visible GPU in bf16 with LM_CORPUS, then C5's evaluation, C6's passkey evaluation and lm-compress
+# (both float32), into results/lm-paper/<GPU>/ (lm/README.md).
 
 PROFILE ?= quick
 BUILD   ?= build

@@ -58,13 +58,6 @@ Tokenizer recorded_tokenizer(const std::string& recorded, const std::string& cor
   }
 }
 
-void require_byte_tokenizer(const std::string& recorded, const std::string& tool,
-                            const std::string& checkpoint) {
-  if (!recorded.empty())
-    throw UsageError(fmt::format("{} reads text as bytes; checkpoint '{}' was trained with "
-                                 "tokenizer '{}'", tool, checkpoint, recorded));
-}
-
 at::Tensor split_stream(const Tokenizer& tokenizer, const std::vector<Document>& docs) {
   if (tokenizer.kind() == TokenizerKind::Bytes) return token_stream(docs);
   return tensor_of(tokenizer.encode_stream(docs), at::kInt);

@@ -30,11 +30,6 @@ std::string checkpoint_tokenizer(const Tokenizer& tokenizer);
 // loaded from beside `corpus_dir`. A missing or mismatching model file is a UsageError naming it.
 Tokenizer recorded_tokenizer(const std::string& recorded, const std::string& corpus_dir);
 
-// For tools that read text as bytes (lm-compress): a UsageError when the
-// checkpoint recorded a sub-word tokenizer (`recorded` not "").
-void require_byte_tokenizer(const std::string& recorded, const std::string& tool,
-                            const std::string& checkpoint);
-
 // The documents of a split as one stream, each followed by the ids of "\n" (bytes: token_stream).
 at::Tensor split_stream(const Tokenizer& tokenizer, const std::vector<Document>& docs);
 // One document and its "\n" as int64 ids (bytes: encode_bytes(text + '\n')).

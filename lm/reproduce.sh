@@ -21,8 +21,10 @@
 #              Transformer, seed 0, then lm-eval (C5's evaluation, LM_EVAL_TOKENS tokens of each
 #              document, default 1024) and passkey-eval (C6's passkey evaluation in the model's
 #              tokens with the cache policies: configs/passkey/eval-paper-smoke.conf, a few keys at
-#              2L and 4L). Its numbers mean nothing: they go to runs/, never results/lm/, and no
-#              weights are published.
+#              2L and 4L), and lm-compress on the FPA run (perplexity decoded in its tokens with a
+#              compressed cache: configs/compress/paper-smoke.conf, 2 test windows, 3 policies).
+#              Its numbers mean nothing: they go to runs/, never results/lm/, and no weights are
+#              published.
 #   paper    : the paper preset (about 110M parameters, SentencePiece vocabulary 50,277, context
 #              2048, 5000 steps of 256 sequences), FPA, FoX and the Transformer, seeds LM_SEEDS
 #              (default 0 1 2), on every visible GPU (lm-train --nproc <GPUs>: NCCL, bf16 autocast),
@@ -32,8 +34,11 @@
 #              in the run directories (about 440 MB each: not published). Then C6's passkey
 #              evaluation of every run in its tokens with the cache policies, on the GPU in float32
 #              (configs/passkey/eval-paper.conf: eval-c6.conf's lengths, policies and budgets) into
-#              results/lm-paper/<GPU name>/passkey/. Its time has not been measured (no GPU was
-#              available): the device check's results/lm/gpu_throughput.csv gives tokens/s.
+#              results/lm-paper/<GPU name>/passkey/, and lm-compress of every run (test perplexity
+#              decoded in its tokens with a compressed cache, configs/compress/paper.conf: lm.conf's
+#              policies and kept fractions on 32 windows of 2048 tokens), on the GPU in float32,
+#              into results/lm-paper/<GPU name>/compress/. Its time has not been measured (no GPU
+#              was available): the device check's results/lm/gpu_throughput.csv gives tokens/s.
 # LM_CORPUS: the corpus folder (default data/brown/text, fetched when missing; a folder of the
 # user's text files, one document per file, is split as Brown is). LM_OUT and LM_RUNS: where the
 # CSVs and the run directories go (defaults below).
@@ -43,7 +48,8 @@
 # resumes them); a run whose summary row exists for the same settings is skipped. Names: the
 # variant for seed 0 ("fpa"), "<variant>-s<seed>" for other seeds, prefixed "small-" for the small
 # preset. Outputs per run: train-<name>.csv (log), eval-<name>.csv, positions-<name>.csv,
-# summary-<name>.csv (paper-smoke and paper: passkey/<name>.csv and its .summary.csv too); then
+# summary-<name>.csv (paper-smoke and paper: passkey/<name>.csv and its .summary.csv, and
+# compress/<name>.csv for the runs lm-compress evaluates); then
 # summary.csv (every run, one row each). The full and lm-small profiles
 # also publish each run's weights (scripts/publish_weights.sh: results/weights/lm/<name>.pt and its
 # SHA-256), from which `make reproduce PROFILE=eval` re-runs the evaluation.
@@ -53,8 +59,12 @@ BIN=${1:?usage: lm/reproduce.sh <bin-dir>}
 PROFILE=${PROFILE:-quick}
 OUT=results/lm  # a profile may name another
 EXECUTION=() EVAL_EXECUTION=()  # the CPU defaults; paper: GPUs and bf16
+DECODE_EXECUTION=()  # the KV-cache decoders' (passkey-eval, lm-compress): float32 only
 # C6's passkey evaluation of each run (paper-smoke, paper): sub-word prompts, lm/passkey/README.md.
-PASSKEY_CONFIG="" PASSKEY_EXECUTION=()
+PASSKEY_CONFIG=""
+# lm-compress of the runs of COMPRESS_VARIANTS (paper-smoke, paper): perplexity with a compressed
+# KV cache in the model's tokens, lm/compress/README.md.
+COMPRESS_CONFIG="" COMPRESS_VARIANTS=""
 case "$PROFILE" in
   quick) PRESET=tiny; STEPS=${LM_QUICK_STEPS:-200}; SEEDS=0
          VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}; ABLATIONS="softmax-nope" ;;
@@ -66,7 +76,8 @@ case "$PROFILE" in
              VARIANTS=${LM_VARIANTS:-"fox fpa"}; ABLATIONS="" ;;
   paper-smoke) PRESET=paper-smoke; STEPS=${LM_SMOKE_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
                VARIANTS=${LM_VARIANTS:-"transformer fox fpa"}; ABLATIONS=""
-               OUT=runs/lm/paper-smoke/results PASSKEY_CONFIG=configs/passkey/eval-paper-smoke.conf ;;
+               OUT=runs/lm/paper-smoke/results PASSKEY_CONFIG=configs/passkey/eval-paper-smoke.conf
+               COMPRESS_CONFIG=configs/compress/paper-smoke.conf COMPRESS_VARIANTS=fpa ;;
   paper) PRESET=paper; STEPS=${LM_PAPER_STEPS:-0}; SEEDS=${LM_SEEDS:-"0 1 2"}
          VARIANTS=${LM_VARIANTS:-"transformer fox fpa"}; ABLATIONS=""
          GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
@@ -84,7 +95,8 @@ case "$PROFILE" in
          OUT=results/lm-paper/$GPU_NAME
          EXECUTION=(--device auto --precision bf16) EVAL_EXECUTION=(--device auto --precision bf16)
          # KV-cache decoding runs in float32 (bf16 decoding is refused), on the GPU.
-         PASSKEY_CONFIG=configs/passkey/eval-paper.conf PASSKEY_EXECUTION=(--device auto)
+         DECODE_EXECUTION=(--device auto) PASSKEY_CONFIG=configs/passkey/eval-paper.conf
+         COMPRESS_CONFIG=configs/compress/paper.conf COMPRESS_VARIANTS=$VARIANTS
          if (( GPUS > 1 )); then EXECUTION+=(--nproc "$GPUS"); fi ;;
   *) echo "error: PROFILE must be quick, full, lm-small, lm-medium, paper-smoke or paper, got '$PROFILE'" >&2
      exit 2 ;;
@@ -108,6 +120,9 @@ run_one() {
   local stamp="$PRESET $PROFILE steps=$STEPS seed=$seed eval=$EVAL_CAP $*"
   [[ $CORPUS != data/brown/text ]] && stamp+=" corpus=$CORPUS"  # the published stamps stay as they were
   [[ -n $PASSKEY_CONFIG ]] && stamp+=" passkey=$PASSKEY_CONFIG"
+  local compress=0
+  [[ -n $COMPRESS_CONFIG && " $COMPRESS_VARIANTS " == *" $v "* ]] && compress=1
+  if (( compress )); then stamp+=" compress=$COMPRESS_CONFIG"; fi
   # A published profile's run is complete only with its weights published: one evaluated before
   # weights were published is retrained (its CSVs then change).
   if [[ -s "$OUT/summary-$name.csv" && "$(cat "$OUT/.done-$name" 2>/dev/null)" == "$stamp" ]] &&
@@ -126,7 +141,12 @@ run_one() {
   if [[ -n $PASSKEY_CONFIG ]]; then  # the tokenizer is read from beside --corpus, as lm-eval reads it
     mkdir -p "$OUT/passkey"
     "$BIN/passkey-eval" --config "$PASSKEY_CONFIG" --checkpoint "$RUNS/$name" --corpus "$CORPUS" \
-      --threads 1 "${PASSKEY_EXECUTION[@]}" --out "$OUT/passkey/$name.csv"
+      --threads 1 "${DECODE_EXECUTION[@]}" --out "$OUT/passkey/$name.csv"
+  fi
+  if (( compress )); then  # its tokenizer from beside --corpus too
+    mkdir -p "$OUT/compress"
+    "$BIN/lm-compress" --config "$COMPRESS_CONFIG" --checkpoint "$RUNS/$name" --corpus "$CORPUS" \
+      --threads 1 "${DECODE_EXECUTION[@]}" --out "$OUT/compress/$name.csv"
   fi
   [[ $PUBLISH == 1 ]] && scripts/publish_weights.sh "$BIN" lm "$RUNS/$name" "$name"
   echo "$stamp" > "$OUT/.done-$name"
@@ -157,5 +177,5 @@ fi
 # summary.csv: one row per run of every profile and preset (lm/combine_summaries.py).
 /usr/bin/python3 lm/combine_summaries.py "$OUT"
 column -s, -t < "$OUT/summary.csv" || cat "$OUT/summary.csv"
-[[ $PROFILE == paper-smoke ]] && echo "lm: paper-smoke done: $OUT (C5's evaluation; C6's passkey evaluation in $OUT/passkey)"
+[[ $PROFILE == paper-smoke ]] && echo "lm: paper-smoke done: $OUT (C5's evaluation; C6's passkey evaluation in $OUT/passkey; lm-compress in $OUT/compress)"
 exit 0

@@ -72,6 +72,7 @@ for i in 0 1 2 3 4 5 6 7 8 9; do
   "$py" -c "import random; r=random.Random($i); print(' '.join(''.join(r.choice('abcdefgh') for _ in range(r.randint(1,7))) for _ in range(150)))" >"$s/corpus/doc$i.txt"
   : >"$s/empty_corpus/doc$i.txt"
 done
+mkdir -p "$s/bare_corpus"; cp "$s/corpus/"*.txt "$s/bare_corpus/"  # text without a tokenizer model
 echo "the grass is green. " >"$s/filler.txt"
 lm_tiny=(--heads 2 --layers 1 --length 16 --batch 2 --warmup 1 --val-every 2 --val-windows 1
          --checkpoint-every 2 --threads 1)
@@ -99,8 +100,9 @@ data = open(edited, "rb").read()
 assert b"kind = fpa" in data, "no 'kind = fpa' in the checkpoint"
 open(edited, "wb").write(data.replace(b"kind = fpa", b"kind = fox"))
 EOF
-  # A sub-word run (SentencePiece, its model beside the corpus): the passkey evaluators read the
-  # tokenizer from beside --corpus (default data/brown/text, absent where the cases run).
+  # A sub-word run (SentencePiece, its model beside the corpus): the passkey evaluators and
+  # lm-compress read the tokenizer from beside --corpus (default data/brown/text, absent where the
+  # cases run).
   setup "$bin/lm-train" "${lm_tiny[@]}" --hidden 16 --steps 1 --tokenizer sentencepiece \
     --vocab-size 300 --corpus "$s/corpus" --out-dir "$s/sw_run"
   mkdir -p "$s/flipped_run"; cp "$s/flipped.pt" "$s/flipped_run/checkpoint.pt"
@@ -256,6 +258,10 @@ case_ missing-path "--checkpoint" passkey-probe --checkpoint "$s/no-such" --out 
 case_ missing-path "--corpus" passkey-eval --checkpoint "$s/sw_run" --out "$s/new.csv"
 case_ missing-path "--corpus" passkey-eval --checkpoint "$s/sw_run" --corpus "$s/no-such" --out "$s/new.csv"
 case_ missing-path "--corpus" passkey-probe --checkpoint "$s/sw_run" --out "$s/new.csv"
+# lm-compress reads a sub-word run's tokenizer from beside --corpus too: the default (absent) and a
+# folder of text without the model are refused before any work.
+case_ missing-path "--corpus" lm-compress --checkpoint "$s/sw_run" --out "$s/new.csv"
+case_ missing-path "bare_corpus.spm-300.model" lm-compress --checkpoint "$s/sw_run" --corpus "$s/bare_corpus" --out "$s/new.csv"
 case_ missing-path "--checkpoint" lm-export --checkpoint "$s/no-such" --out "$s/new.pt"
 
 # --- 4. unwritable output locations other than --out ---------------------------------------------

@@ -2,11 +2,12 @@
 # PROFILE=paper-smoke end to end (issue 47, items 5, 6 and 8): lm/reproduce.sh trains FPA, FoX and
 # the Transformer from configs/lm/paper-smoke.conf on a generated corpus of the user's kind (a
 # folder of text files) with a SentencePiece tokenizer trained on its training split, evaluates
-# them with lm-eval and with passkey-eval (C6's task in their tokens, with cache policies), and
-# skips them when run again. Then the refusals, one line and exit 2 each: lm-eval and the passkey
-# evaluators given a corpus whose model is another, the passkey evaluators without --corpus, a
-# resume with another tokenizer, the paper preset's vocabulary on a corpus that cannot fill it,
-# lm-train without the SentencePiece module.
+# them with lm-eval and with passkey-eval (C6's task in their tokens, with cache policies), FPA with
+# lm-compress (perplexity with a compressed cache, in its tokens), and skips them when run again.
+# Then the refusals, one line and exit 2 each: lm-eval, the passkey evaluators and lm-compress given
+# a corpus whose model is another, the passkey evaluators and lm-compress without --corpus,
+# lm-compress with a corpus folder without the model, a resume with another tokenizer, the paper
+# preset's vocabulary on a corpus that cannot fill it, lm-train without the SentencePiece module.
 set -euo pipefail
 bin=$1 src=$2
 tmp=$(mktemp -d)
@@ -86,6 +87,23 @@ for v in ("transformer", "fox", "fpa"):
     assert len(cells) == 2 * len(rows) and all(c["tokenizer"] == identity for c in cells), cells
     assert json.load(open(f"{folder}/paper-smoke-{v}.csv.json"))["config"]["tokenizer"] == identity
 PY
+# lm-compress on the FPA run (configs/compress/paper-smoke.conf): a row per policy over 2 test windows
+# of at most 128 tokens, the tokenizer on every row and in the sidecar, bits per byte below the
+# loss in bits per token (a sub-word token stands for more than a byte).
+/usr/bin/python3 - "$tmp/out/compress" "$identity" <<'PY' || fail "lm-compress's table"
+import csv, json, math, os, sys
+folder, identity = sys.argv[1], sys.argv[2]
+assert sorted(os.listdir(folder)) == ["paper-smoke-fpa.csv", "paper-smoke-fpa.csv.json"], os.listdir(folder)
+rows = list(csv.DictReader(open(f"{folder}/paper-smoke-fpa.csv")))
+assert [(r["policy"], r["budget"]) for r in rows] == [("full", "1"), ("fpa-certified", ""), ("window", "0.25")], rows
+for r in rows:
+    assert r["tokenizer"] == identity and r["variant"] == "fpa" and r["windows"] == "2", r
+    assert 128 < int(r["tokens"]) <= 2 * 128 and r["tokens"] == rows[0]["tokens"], r
+    assert 0 < float(r["bpb"]) < float(r["nll_per_token"]) / math.log(2), r
+    assert 0 < float(r["occupancy"]) <= 1, r
+assert rows[0]["ppl_increase"] == "0" and float(rows[2]["occupancy"]) < 1, rows
+assert json.load(open(f"{folder}/paper-smoke-fpa.csv.json"))["config"]["tokenizer"] == identity
+PY
 # Sub-word tokens are not bytes: bits per byte is below the loss in bits per token.
 /usr/bin/python3 - "$tmp/out/eval-paper-smoke-fpa.csv" <<'PY' || fail "bits per byte"
 import csv, math, sys
@@ -116,9 +134,16 @@ done
 # The paper preset's 50277 pieces: more than the corpus's training split can fill.
 refused "Vocabulary size too high" "$bin/lm-train" --preset paper --corpus "$tmp/corpus" \
   --out-dir "$tmp/paper" --threads 1
-# lm-compress reads text as bytes.
-[[ -x $bin/lm-compress ]] && refused "reads text as bytes" "$bin/lm-compress" \
-  --checkpoint "$tmp/runs/paper-smoke-fpa" --corpus "$tmp/corpus" --out "$tmp/c.csv" --threads 1
+# lm-compress reads the tokenizer from beside --corpus as well: another corpus's model, a folder
+# without one and the default corpus (not in this folder) are refused before any work.
+mkdir -p "$tmp/bare"; cp "$tmp/corpus/"*.txt "$tmp/bare/"
+refused "SHA-256" "$bin/lm-compress" --checkpoint "$tmp/runs/paper-smoke-fpa" --corpus "$tmp/other" \
+  --out "$tmp/c.csv" --threads 1
+refused "bare.spm-512.model" "$bin/lm-compress" --checkpoint "$tmp/runs/paper-smoke-fpa" \
+  --corpus "$tmp/bare" --out "$tmp/c.csv" --threads 1
+(cd "$tmp" && refused "'data/brown/text' does not exist" "$bin/lm-compress" --checkpoint "$tmp/runs/paper-smoke-fpa" \
+  --out "$tmp/c.csv" --threads 1)
+[[ ! -e $tmp/c.csv ]] || fail "a refused lm-compress wrote its table"
 # Without the module beside it (../lib), lm-train says so in one line.
 mkdir -p "$tmp/alone/bin"
 cp "$bin/lm-train" "$tmp/alone/bin/"

@@ -1,18 +1,24 @@
 // Language-model loss with a compressed cache (lm/compress): with the full cache it is the
 // model's own loss on the window; a smaller kept fraction keeps fewer entries; the policies that
 // need a question or a calibration are refused; the window subset is spread over the split;
-// lm-compress's study (compress_study.h) rates every policy against the full cache.
+// lm-compress's study (compress_study.h) rates every policy against the full cache, in bytes or
+// in a sub-word tokenizer's ids (bits per byte over the bytes the tokens stand for).
 #include "lm/cache/policy.h"
 #include "lm/compress/compress_study.h"
 #include "lm/compress/compressed_loss.h"
+#include "lm/corpus_tokenizer.h"
 #include "lm/decode.h"
+#include "lm/evaluate.h"
 #include "lm/model.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <vector>
 
 using namespace fpa;
@@ -20,10 +26,11 @@ using namespace fpa::lm;
 
 namespace {
 
-LanguageModel small_model(AttentionKind kind) {
+LanguageModel small_model(AttentionKind kind, int64_t vocab_size = 256) {
   torch::manual_seed(3);
   ModelConfig c;
   c.kind = kind;
+  c.vocab_size = vocab_size;
   c.hidden = 32;
   c.heads = 4;
   c.layers = 2;
@@ -44,6 +51,47 @@ std::unique_ptr<cache::Policy> policy(const std::string& name, double budget = 0
   s.budget = budget;
   s.duo_window = 8;
   return cache::make_policy(name, s);
+}
+
+// A stand-in for a SentencePiece model (no SentencePiece in a LibTorch test): every pair of
+// lowercase letters is one token (ids 256 + 26 a + b), every other byte a token of its own.
+class PairModel : public SubwordModel {
+ public:
+  int64_t vocab_size() const override { return 256 + 26 * 26; }
+  std::vector<int32_t> encode(const std::string& text) const override {
+    std::vector<int32_t> ids;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (lower(text[i]) && i + 1 < text.size() && lower(text[i + 1])) {
+        ids.push_back(256 + 26 * (text[i] - 'a') + (text[i + 1] - 'a'));
+        ++i;
+      } else {
+        ids.push_back(int32_t(static_cast<unsigned char>(text[i])));
+      }
+    }
+    return ids;
+  }
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string text;
+    for (int32_t id : ids)
+      text += id >= 256 ? std::string{char('a' + (id - 256) / 26), char('a' + (id - 256) % 26)}
+                        : std::string(1, char(id));
+    return text;
+  }
+
+ private:
+  static bool lower(char c) { return c >= 'a' && c <= 'z'; }
+};
+
+// The columns and the cells of a table's rows.
+std::vector<std::vector<std::string>> table_cells(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    out.emplace_back();
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) out.back().push_back(cell);
+  }
+  return out;
 }
 
 const AttentionKind kKinds[] = {AttentionKind::Fpa, AttentionKind::Fox, AttentionKind::Transformer};
@@ -133,6 +181,49 @@ TEST(LmCompress, StudyRatesEveryPolicyAgainstTheFullCache) {
   // The full cache's own row says its perplexity rose by exactly 0.
   const auto text = r.table.text();
   EXPECT_NE(text.find(",full,1,,0,1,"), std::string::npos) << text;
+  // A byte table keeps its published columns, and bits per byte is the loss per token in bits.
+  const auto cells = table_cells(text);
+  EXPECT_EQ(cells[0].back(), "step");
+  EXPECT_EQ(r.bytes, 2 * 64);
+  EXPECT_EQ(cells[1][10], fmt::format("{}", r.losses[0].nll_per_token() / std::log(2.0)));
+}
+
+// A sub-word model scores the windows of its tokenizer's ids: counts are tokens, bits per byte
+// divides by the bytes those tokens stand for, and every row names the tokenizer.
+TEST(LmCompress, SubwordStudyCountsTokensAndBitsPerByte) {
+  const auto tokenizer = Tokenizer::sentencepiece(std::make_shared<PairModel>(), std::string(64, 'a'));
+  LoadedModel loaded;
+  loaded.model = small_model(AttentionKind::Fpa, tokenizer.vocab_size());
+  loaded.config = loaded.model->config;
+  std::string text;
+  for (int i = 0; i < 60; ++i) text += "the quick brown fox jumps over the lazy dog. ";
+  const auto windows = document_windows({{"d", text}}, loaded.config.context, 0, tokenizer);
+  ASSERT_GE(windows.size(), 2u);
+  int64_t tokens = 0;
+  for (const auto& w : windows) tokens += w.numel() - 1;
+  EXPECT_GT(windows[0].max().item<int64_t>(), 255);  // pair ids, not bytes
+  std::vector<std::unique_ptr<cache::Policy>> policies;
+  policies.push_back(policy("full"));
+  policies.push_back(policy("fpa-certified"));
+  CompressSettings s;
+  s.run = "subword";
+  s.out = "compress.csv";  // never committed here
+  s.tokenizer = tokenizer;
+  const auto r = run_compress(s, loaded, windows, policies);
+  EXPECT_EQ(r.losses[0].tokens, tokens);
+  // Every byte of the document and its newline is predicted once, but the first token's ("th").
+  EXPECT_EQ(r.bytes, int64_t(text.size() + 1) - 2);
+  EXPECT_GT(r.bytes, tokens);
+  const auto cells = table_cells(r.table.text());
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[0].back(), "tokenizer");
+  for (size_t k = 1; k < cells.size(); ++k) {
+    EXPECT_EQ(cells[k].back(), tokenizer.identity());
+    EXPECT_EQ(cells[k][13], fmt::format("{}", tokens));
+    const double bpb = r.losses[k - 1].nll / double(r.bytes) / std::log(2.0);
+    EXPECT_EQ(cells[k][10], fmt::format("{}", bpb));
+    EXPECT_LT(bpb, r.losses[k - 1].nll_per_token() / std::log(2.0));
+  }
 }
 
 // The tensor path of the KV cache (what a model on a GPU decodes with; kernels/README.md), forced
