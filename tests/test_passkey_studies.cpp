@@ -75,6 +75,19 @@ EvalSetup tiny_setup() {
   return setup;
 }
 
+// passkey-eval's settings for these tests: a short schedule, tables never committed.
+PasskeyEvalSettings small_eval_settings() {
+  PasskeyEvalSettings s;
+  s.depths = 2;
+  s.seed = 5;
+  s.schedule.chunk = 64;
+  s.schedule.evict_every = 16;
+  s.schedule.timed_tokens = 32;
+  s.out = "cells.csv";
+  s.summary = "summary.csv";
+  return s;
+}
+
 }  // namespace
 
 TEST(PasskeyStudies, EvalTablesCoverEveryCellAndPoliciesReadWhatTheyKeep) {
@@ -86,16 +99,9 @@ TEST(PasskeyStudies, EvalTablesCoverEveryCellAndPoliciesReadWhatTheyKeep) {
   policies.push_back(cache::make_policy("full", policy_settings));
   policies.push_back(cache::make_policy("window", policy_settings));
 
-  PasskeyEvalSettings s;
+  PasskeyEvalSettings s = small_eval_settings();
   s.lengths = {1};
   s.keys = {3};
-  s.depths = 2;
-  s.seed = 5;
-  s.schedule.chunk = 64;
-  s.schedule.evict_every = 16;
-  s.schedule.timed_tokens = 32;
-  s.out = "cells.csv";  // never committed here
-  s.summary = "summary.csv";
   const auto t = run_passkey_eval(s, setup, policies);
 
   const auto cells = rows_of(t.cells.text()), summary = rows_of(t.summary.text());
@@ -140,17 +146,10 @@ TEST(PasskeyStudies, SubwordTokensThroughEvalAndProbe) {
   std::vector<std::unique_ptr<cache::Policy>> policies;
   for (const char* name : {"full", "fpa-certified", "window", "duo-calibrated"})
     policies.push_back(cache::make_policy(name, policy_settings));
-  PasskeyEvalSettings s;
+  PasskeyEvalSettings s = small_eval_settings();
   s.lengths = {1, 2};
   s.keys = {2, 2};
-  s.depths = 2;
   s.calibration_keys = 2;
-  s.seed = 5;
-  s.schedule.chunk = 64;
-  s.schedule.evict_every = 16;
-  s.schedule.timed_tokens = 32;
-  s.out = "cells.csv";  // never committed here
-  s.summary = "summary.csv";
   const auto t = run_passkey_eval(s, setup, policies);
   const auto summary = rows_of(t.summary.text());
   ASSERT_EQ(summary.size(), 1u + 2 * 4);  // header + 2 lengths x 4 policies
