@@ -5,8 +5,9 @@
 # study's own long profile: PROFILE=passkey (claim C6: 5 seeds per variant, several hours),
 # PROFILE=c4-sweep (claim C4's head-dimension sweep) or PROFILE=lm-small (claim C5's small preset);
 # synthetic/README.md and lm/README.md give their measured times. PROFILE=eval re-runs every
-# published C5 and C6 evaluation from the published weights (results/weights/), trains nothing, and
-# checks the cells against the published CSVs; PROFILE=passkey-sweep runs the compression sweep on
+# published C5 and C6 evaluation from the published weights (results/weights/, which `make
+# weights` fills from the repository's history), trains nothing, and checks the cells against
+# the published CSVs; PROFILE=passkey-sweep runs the compression sweep on
 # the published C6 and C6-scale weights, and the C6 study and sweep in natural filler (lm/passkey/README.md);
 # PROFILE=passkey-natural trains the natural-filler recipe (issue 46; hours per run: for a GPU);
 # PROFILE=lm-compress the language-model compression study on the published C5 weights (lm/compress/README.md).
@@ -31,7 +32,7 @@ STUDY_OF_PROFILE := passkey:passkey c4-sweep:synthetic lm-small:lm lm-medium:lm 
 OWN_STUDY := $(patsubst $(PROFILE):%,%,$(filter $(PROFILE):%,$(STUDY_OF_PROFILE)))
 RUN_STUDIES := $(or $(OWN_STUDY),$(STUDIES))
 
-.PHONY: all deps build test reproduce figures clean data-brown $(addprefix reproduce-,$(STUDIES) $(EXTRA_STUDIES))
+.PHONY: all deps build test reproduce figures clean data-brown weights $(addprefix reproduce-,$(STUDIES) $(EXTRA_STUDIES))
 
 all: build
 
@@ -81,16 +82,22 @@ reproduce-lm: $(if $(LM_CORPUS),build,data-brown)
 	@$(META) step lm -- lm/reproduce.sh $(BUILD)/bin
 reproduce-passkey: data-brown
 	@$(META) step passkey -- lm/passkey/reproduce.sh $(BUILD)/bin
-reproduce-eval: data-brown
+reproduce-eval: data-brown weights
 	@$(META) step eval -- scripts/eval_from_weights.sh $(BUILD)/bin
-reproduce-passkey-sweep: data-brown
+reproduce-passkey-sweep: data-brown weights
 	@SWEEP_STUDIES="passkey passkey-scale natural natural-sweep" $(META) step passkey-sweep -- lm/passkey/sweep.sh $(BUILD)/bin
-reproduce-lm-compress: data-brown
+reproduce-lm-compress: data-brown weights
 	@$(META) step lm-compress -- lm/compress/reproduce.sh $(BUILD)/bin
 
 # The Brown corpus (language models; passkey's training mixture), fetched and checked once.
 data-brown: build
 	@lm/fetch_brown.sh $(BUILD)/bin data/brown
+
+# The published weights (results/weights/README.md): main tracks their list and checksums
+# (SHA256SUMS); the files live in the repository's history, out of the working tree, and are
+# filled in here and checked (the studies that read them depend on this).
+weights:
+	@/usr/bin/python3 scripts/fetch_weights.py
 
 # Tables, figures and results/REPORT.md from the CSVs under results/ (nothing else).
 figures:

@@ -14,13 +14,14 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 
 def atomic_write(path, text):
-    """Writes `text` to `path` through a temporary file and a rename: a reader, or a kill, never
-    sees half a file."""
+    """Writes `text` (str, or bytes written as they are) to `path` through a temporary file and a
+    rename: a reader, or a kill, never sees half a file."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(path) + ".tmp.")
     try:
-        with os.fdopen(fd, "w", newline="") as f:
+        binary = isinstance(text, bytes)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": ""})) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -123,10 +123,11 @@ run_one() {
   local compress=0
   [[ -n $COMPRESS_CONFIG && " $COMPRESS_VARIANTS " == *" $v "* ]] && compress=1
   if (( compress )); then stamp+=" compress=$COMPRESS_CONFIG"; fi
-  # A published profile's run is complete only with its weights published: one evaluated before
-  # weights were published is retrained (its CSVs then change).
+  # A published profile's run is complete only with its weights published (listed in
+  # results/weights/SHA256SUMS): one evaluated before weights were published is retrained (its
+  # CSVs then change).
   if [[ -s "$OUT/summary-$name.csv" && "$(cat "$OUT/.done-$name" 2>/dev/null)" == "$stamp" ]] &&
-     [[ $PUBLISH == 0 || -f "results/weights/lm/$name.pt" ]]; then
+     { [[ $PUBLISH == 0 ]] || scripts/weights_published.sh lm "$name"; }; then
     echo "lm: $name done (skipping)"
     return
   fi

@@ -12,6 +12,10 @@
 # 6.5e-8). Writes $OUT (default build/decode-device-check/): the CSVs, the comparison, and
 # timing.txt with each run's wall time. Exit status non-zero when a tool or a comparison fails.
 # DEVICE=cpu runs the mechanics on a machine without a GPU (both runs take the CPU path).
+# The weights it reads are filled by `make weights` (results/weights/README.md); through the device
+# tool (once they have all left main's tree), carry the five files it names
+# (results/weights/passkey/{fpa,fox-b5,transformer}-s0.pt,
+# results/weights/lm/small-{fpa,fox}.pt), never the whole folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build/bin}

@@ -10,7 +10,7 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$dir/bin" "$dir/repo/lm" "$dir/repo/scripts" "$dir/repo/configs"
 cp "$src/lm/reproduce.sh" "$src/lm/combine_summaries.py" "$dir/repo/lm/"
-cp "$src/scripts/publish_weights.sh" "$dir/repo/scripts/"
+cp "$src/scripts/publish_weights.sh" "$src/scripts/weights_published.sh" "$dir/repo/scripts/"
 cp -r "$src/configs/lm" "$dir/repo/configs/"
 printf '#!/usr/bin/env bash\nexit 0\n' >"$dir/repo/lm/fetch_brown.sh"  # no corpus needed by the stubs
 arg() {  # the stubs' flag reader: arg <flag> <args...>
@@ -46,9 +46,12 @@ done
 lm/reproduce.sh "$dir/bin" >"$dir/log2" 2>&1 || fail "second run"
 [[ $(grep -c "done (skipping)" "$dir/log2") -eq 4 ]] || { cat "$dir/log2"; fail "finished runs not skipped"; }
 
-rm results/weights/lm/small-fpa-s1.pt
+# Publication is the SHA256SUMS line, not the file (which `make weights` fills from history).
+rm results/weights/lm/small-fox.pt
+sed -i '/  lm\/small-fpa-s1\.pt$/d' results/weights/SHA256SUMS
 lm/reproduce.sh "$dir/bin" >"$dir/log3" 2>&1 || fail "third run"
 grep -q "training small-fpa-s1" "$dir/log3" || { cat "$dir/log3"; fail "a run without weights not retrained"; }
+grep -q "small-fox done (skipping)" "$dir/log3" || { cat "$dir/log3"; fail "a published run not in the tree retrained"; }
 [[ $(grep -c "done (skipping)" "$dir/log3") -eq 3 ]] || { cat "$dir/log3"; fail "the published runs not skipped"; }
 
 rm results/lm/.done-small-fox-s1

@@ -136,11 +136,11 @@ for v in $VARIANTS; do
   for seed in $SEEDS; do
     run="$v-s$seed"
     stamp="config=$(recipe_text "$config" | md5sum | cut -c1-12) ${TRAIN_EXTRA[*]} keys=$KEYS budgets=$BUDGETS policies=$POLICIES"
-    # In a published folder a run is complete only with its weights (results/weights/): a run
-    # evaluated before weights were published is retrained (its CSVs then change; see
-    # docs/notes/retraining-2026-12-02.md).
+    # In a published folder a run is complete only with its weights published (listed in
+    # results/weights/SHA256SUMS): a run evaluated before weights were published is retrained
+    # (its CSVs then change; see docs/notes/retraining-2026-12-02.md).
     if [[ -s "$OUT/$run.summary.csv" && "$(cat "$OUT/.done-$run" 2>/dev/null)" == "$stamp" ]] &&
-       [[ -z "$WEIGHTS" || -f "results/weights/$WEIGHTS/$run.pt" ]]; then
+       { [[ -z "$WEIGHTS" ]] || scripts/weights_published.sh "$WEIGHTS" "$run"; }; then
       echo "passkey: $run done (skipping)"
       [[ -d "$RUNS/$run" ]] && probe_one "$v" "$seed"  # runs evaluated before the probe existed
       continue

@@ -9,7 +9,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/bin" "$dir/repo/lm/passkey"
 cp "$src/reproduce.sh" "$src/summarize.py" "$src/merge_summaries.py" "$dir/repo/lm/passkey/"
-mkdir -p "$dir/repo/scripts" && cp "$src/../../scripts/publish_weights.sh" "$dir/repo/scripts/"
+mkdir -p "$dir/repo/scripts" && cp "$src/../../scripts/publish_weights.sh" "$src/../../scripts/weights_published.sh" "$dir/repo/scripts/"
 mkdir -p "$dir/repo/configs" && cp -r "$src/../../configs/passkey" "$dir/repo/configs/"
 # Stub trainer: records its flags; fails for the run named in $FAIL_RUN.
 cat >"$dir/bin/passkey-train" <<'STUB'
@@ -82,7 +82,8 @@ for r in fpa-h16-s0 fpa-l4-s0; do
 done
 [[ $(grep -c ',full,' results/passkey/scale/summary.csv) -eq 2 ]] || fail "scale summary should have its 2 runs"
 [[ $(grep -c ',full,' results/passkey/summary.csv) -eq 4 ]] || fail "the scale runs must stay out of C6's summary"
-rm results/weights/passkey-scale/fpa-l4-s0.pt
+rm results/weights/passkey-scale/fpa-h16-s0.pt  # publication is the SHA256SUMS line, not the file
+sed -i '/  passkey-scale\/fpa-l4-s0\.pt$/d' results/weights/SHA256SUMS
 "${scale[@]}" lm/passkey/reproduce.sh "$dir/bin" >"$dir/log6" 2>&1 || fail "scale rerun"
 grep -q "fpa-h16-s0 done (skipping)" "$dir/log6" || { cat "$dir/log6"; fail "a published run not skipped"; }
 grep -q "training fpa-l4-s0" "$dir/log6" || { cat "$dir/log6"; fail "a run without weights not retrained"; }
