@@ -281,6 +281,76 @@ void mma_sync(fragment<accumulator, 16, 16, K, float>& d,
 }
 }  // namespace nvcuda::wmma
 
+// ---- warp-level register exchange: __shfl_xor_sync and mma.sync m16n8k16 ---------------------
+// On a GPU the 32 lanes of a warp exchange registers in one instruction. Here every thread of the
+// block writes its registers into the block's exchange slots, all threads meet at the block
+// barrier, each reads what it needs, and all meet again before the slots are reused. So a kernel
+// must reach these collectives on every thread of the block, the same number of times (warp-
+// uniform and block-uniform code, as the register kernel is); otherwise the barrier check aborts.
+// The m16n8k16 fragment layout is PTX's (ISA, "Matrix Fragments for mma.m16n8k16"): with
+// g = lane / 4 and q = lane % 4, A (16 x 16, row-major) reg0 = rows g, columns 2q, 2q + 1;
+// reg1 = row g + 8; reg2 = row g, columns + 8; reg3 = row g + 8, columns + 8. B (16 x 8,
+// "col"): reg0 = rows (k) 2q, 2q + 1 of column g; reg1 = rows + 8. C and D (16 x 8, fp32):
+// c0, c1 = row g, columns 2q, 2q + 1; c2, c3 = row g + 8. Each 32-bit register holds two 16-bit
+// elements, the lower index in the low half. Products summed in fp32 in order of k after C; a
+// tensor core adds in an order of its own, so the emulated and the real results agree to fp32
+// rounding, not bit for bit.
+namespace fpa_emu {
+constexpr unsigned kMaxThreads = 1024;
+inline float as_float_of(__half x) { return __half2float(x); }
+inline float as_float_of(__nv_bfloat16 x) { return __bfloat162float(x); }
+inline unsigned linear_thread() { return unsigned(block->current); }
+template <class V> V shfl_xor(V v, int lane_mask) {
+  static_assert(sizeof(V) <= sizeof(uint64_t));
+  static uint64_t slot[kMaxThreads];
+  const unsigned t = linear_thread();
+  std::memcpy(&slot[t], &v, sizeof v);
+  sync_threads();
+  V out;
+  std::memcpy(&out, &slot[(t & ~31u) | ((t % 32) ^ unsigned(lane_mask))], sizeof out);
+  sync_threads();
+  return out;
+}
+template <class T> float half_of(uint32_t reg, int which) {
+  const uint16_t bits = uint16_t(which ? reg >> 16 : reg & 0xffffu);
+  T x;
+  std::memcpy(&x, &bits, sizeof x);
+  return as_float_of(x);
+}
+template <class T>
+void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  struct Regs { uint32_t a[4], b[2]; float c[4]; };
+  static Regs slot[kMaxThreads];
+  const unsigned t = linear_thread(), warp0 = t & ~31u, lane = t % 32;
+  Regs mine;
+  std::memcpy(mine.a, a, sizeof mine.a);
+  std::memcpy(mine.b, b, sizeof mine.b);
+  std::memcpy(mine.c, c, sizeof mine.c);
+  slot[t] = mine;
+  sync_threads();
+  auto a_at = [&](int row, int k) {  // A (row, k) from the lane and register holding it
+    const Regs& r = slot[warp0 + (row % 8) * 4 + (k % 8) / 2];
+    return half_of<T>(r.a[(row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)], k % 2);
+  };
+  auto b_at = [&](int k, int col) {
+    const Regs& r = slot[warp0 + col * 4 + (k % 8) / 2];
+    return half_of<T>(r.b[k >= 8 ? 1 : 0], k % 2);
+  };
+  float d[4];
+  for (int i = 0; i < 4; ++i) {
+    const int row = int(lane / 4) + (i >= 2 ? 8 : 0), col = int(lane % 4) * 2 + (i % 2);
+    float s = mine.c[i];
+    for (int k = 0; k < 16; ++k) s += a_at(row, k) * b_at(k, col);
+    d[i] = s;
+  }
+  sync_threads();
+  std::memcpy(c, d, sizeof d);
+}
+}  // namespace fpa_emu
+template <class T> T __shfl_xor_sync(unsigned, T v, int lane_mask, int = 32) {
+  return ::fpa_emu::shfl_xor(v, lane_mask);
+}
+
 #define threadIdx (::fpa_emu::thread_idx)
 #define blockIdx (::fpa_emu::block_idx)
 #define blockDim (::fpa_emu::block_dim)

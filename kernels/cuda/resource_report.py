@@ -35,14 +35,17 @@ def demangle(names):
 
 
 def short_name(demangled):
-    """'fpa::cuda::tiled::detail::dq_kernel<float>(...)' -> ('dq_kernel', 'float')."""
+    """'fpa::cuda::tiled::detail::dq_kernel<float>(...)' -> ('dq_kernel', 'float'); a kernel's
+    further template arguments stay with its name: 'forward_mma_kernel<__half, 64>' ->
+    ('forward_mma_kernel<64>', 'fp16')."""
     head = demangled.replace("(anonymous namespace)::", "")
     head = re.sub(r"^void ", "", head).split("(", 1)[0]
     m = re.match(r"(?:.*::)?(\w+)(?:<(.*)>)?$", head)
     if not m:
         return head, ""
-    dtype = (m.group(2) or "").replace("__nv_bfloat16", "bf16").replace("__half", "fp16")
-    return m.group(1), dtype
+    dtype, *rest = [a.strip() for a in (m.group(2) or "").split(",")]
+    dtype = dtype.replace("__nv_bfloat16", "bf16").replace("__half", "fp16")
+    return m.group(1) + (f"<{', '.join(rest)}>" if rest else ""), dtype
 
 
 def ptxas_rows(nvcc, source, arch):

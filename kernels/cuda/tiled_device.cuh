@@ -7,8 +7,9 @@
 // runs on the CPU, every block's threads as fibers meeting at __syncthreads: that is how
 // test_tiled_emulated runs these kernels on a machine without a GPU. The kernels use only
 // threadIdx, blockIdx, blockDim, __syncthreads, __shared__ (static in the emulation, where
-// blocks run one at a time), FPA_DYNAMIC_SMEM and, in the launchers, FPA_LAUNCH,
-// FPA_ALLOW_SMEM and FPA_LAST_STATUS.
+// blocks run one at a time), FPA_DYNAMIC_SMEM, WMMA, and (the register forward) __shfl_xor_sync
+// and mma.sync through mma_fragments.cuh; in the launchers, FPA_LAUNCH, FPA_ALLOW_SMEM and
+// FPA_LAST_STATUS.
 #pragma once
 
 #include "kernels/cuda/tile_algorithm.h"

@@ -1,10 +1,12 @@
 // The forward entry point of the tiled kernels (tiled_kernels.h): checks, then the launcher of
 // tiled_forward.cuh for the input type.
 #include "kernels/cuda/tiled_forward.cuh"
+#include "kernels/cuda/tiled_forward_mma.cuh"
 #include "kernels/cuda/tiled_forward_wmma.cuh"
 
 namespace fpa::cuda::tiled {
 using detail::launch_forward;
+using detail::launch_forward_mma;
 using detail::launch_forward_wmma;
 
 size_t forward_workspace_bytes(const Problem& p) {
@@ -28,11 +30,11 @@ int forward(const Problem& p, const void* q, const void* k, const void* v, const
       FPA_TILED_FORWARD(launch_forward, float);
     case DType::Float64: FPA_TILED_FORWARD(launch_forward, double);
     case DType::BFloat16:
-      if (p.tensor_cores && detail::wmma_shape(p))
-        FPA_TILED_FORWARD(launch_forward_wmma, __nv_bfloat16);
+      if (p.tensor_cores && detail::wmma_shape(p))  // registers at D = Dv in {64, 128}
+        FPA_TILED_FORWARD(launch_forward_mma, __nv_bfloat16);
       FPA_TILED_FORWARD(launch_forward, __nv_bfloat16);
     case DType::Float16:
-      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_FORWARD(launch_forward_wmma, __half);
+      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_FORWARD(launch_forward_mma, __half);
       FPA_TILED_FORWARD(launch_forward, __half);
 #undef FPA_TILED_FORWARD
   }

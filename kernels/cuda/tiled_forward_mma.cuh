@@ -1,0 +1,238 @@
+// The tiled forward pass on registers (FlashAttention-2's layout), bf16 / fp16 inputs at head
+// dimensions 64 and 128 (D = Dv, a template parameter so that every fragment array has a size
+// the compiler knows and stays in registers): mma.sync m16n8k16 (mma_fragments.cuh), fp32
+// accumulation. The same tiles, tile order and tile functions as tiled_forward.cuh and
+// tiled_forward_wmma.cuh; what changes is where the numbers live:
+//   4 warps, warp w owning query rows [16w, 16w + 16) of the 64-row query tile; its Q fragments
+//   are loaded into registers once. Per key tile (64 keys, K and V in shared memory):
+//   S = Q K^T   8 m16n8 accumulator tiles per warp, in registers; each lane holds 16 logits of
+//               two rows (g and g + 8);
+//   bias        per logit, in registers: the scale, then FoX's or FPA's bias from per-row parts
+//               (registers), per-key parts (shared memory: the field tile's scans, FoX's column
+//               part) and the block-uniform between-minimum C; the diagonal tile's FPA bias is
+//               the one quadratic piece (a running minimum per row), written once per query tile
+//               into shared memory by one thread per row with tile_bias.h's function;
+//   softmax     online, per row: the row maximum over the quad of lanes sharing it (two
+//               shuffles); each lane keeps its own partial sum of exp(s - max), rescaled with
+//               the others', summed over the quad at the end;
+//   O += P V    P packed to the input type straight from the S registers into A fragments (no
+//               shared memory round trip), V's fragments from shared memory; O (D / 8 tiles of
+//               4 floats per lane) stays in registers, rescaled per row.
+// The field, the gates, the running minima and the log-sum-exps stay fp32, as in the other
+// kernels; p_ij is rounded to the input type for the product while the normaliser sums fp32 p_ij
+// (FlashAttention's choice). Left for tuning on a GPU: ldmatrix for the fragment loads (V's are
+// gathered two 16-bit loads at a time), cp.async double buffering of K and V, wider query tiles.
+#pragma once
+
+#include "kernels/cuda/mma_fragments.cuh"
+#include "kernels/cuda/tiled_forward_wmma.cuh"  // ld16, load_tile, the fallback
+
+namespace fpa::cuda::tiled::detail {
+
+constexpr int kMmaWarps = kTile / 16;
+constexpr int kMmaThreads = 32 * kMmaWarps;
+constexpr int kKeyTiles8 = kTile / 8;  // m16n8 tiles across a key tile
+
+// The register kernel's shapes: bf16 / fp16, D = Dv in {64, 128}.
+template <class T> bool mma_shape(const Problem& p) {
+  const bool half = std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value;
+  return half && p.d == p.dv && (p.d == 64 || p.d == 128);
+}
+
+template <class T> size_t forward_mma_smem(const Problem& p) {
+  return sizeof(T) * kTile * 3 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kMmaThreads)
+    forward_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+                       const T* __restrict__ v, const float* __restrict__ gate,
+                       const double* __restrict__ prefix, T* __restrict__ out,
+                       float* __restrict__ lse) {
+  using A = float;
+  constexpr int LD = D + 8;  // ld16(D)
+  const int64_t n = p.n, bh = blockIdx.y;
+  const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, q4 = lane % 4;
+  const int64_t i0 = int64_t(ti) * kTile;
+  const int rows = int(min(int64_t(kTile), n - i0));
+  const bool fpa = is_fpa(p.mode), fox = p.mode == Mode::Fox;
+  const A inf = t::t_inf(A()), scale = A(p.scale);
+  const int row_of[2] = {warp * 16 + g, warp * 16 + g + 8};  // this lane's two rows
+  const bool active[2] = {row_of[0] < rows, row_of[1] < rows};
+
+  FPA_DYNAMIC_SMEM(smem);
+  T* sq = reinterpret_cast<T*>(smem);  // kTile x LD
+  T* sk = sq + kTile * LD;             // kTile x LD
+  T* sv = sk + kTile * LD;             // kTile x LD
+  float* sb = reinterpret_cast<float*>(sv + kTile * LD);  // kTile x ld32(kTile): diagonal bias
+  __shared__ FieldTile<A> fq, fk;
+  __shared__ A fox_col[kTile];
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  load_tile(q + bh * n * D, i0, rows, D, LD, sq);
+  if (fpa) load_field(p, gh, ti, fq);  // synchronises
+  __syncthreads();
+
+  uint32_t qa[D / 16][4];
+  FPA_UNROLL
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const int c = kk * 16 + 2 * q4;
+    qa[kk][0] = load_pair(sq, row_of[0] * LD + c);
+    qa[kk][1] = load_pair(sq, row_of[1] * LD + c);
+    qa[kk][2] = load_pair(sq, row_of[0] * LD + c + 8);
+    qa[kk][3] = load_pair(sq, row_of[1] * LD + c + 8);
+  }
+  A fox_row[2] = {A(0), A(0)};
+  if (fox)
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h)
+      if (active[h]) fox_row[h] = t::fox_row_part<A>(F, i0, i0 + row_of[h]);
+
+  float o[D / 8][4];
+  FPA_UNROLL
+  for (int vt = 0; vt < D / 8; ++vt)
+    FPA_UNROLL
+    for (int e = 0; e < 4; ++e) o[vt][e] = 0.0f;
+  t::OnlineSoftmaxRow<A> row[2];  // sum: this lane's share of the row's
+  t::Between<A> between = t::empty_between<A>();
+
+  for (int tj = ti; tj >= 0; --tj) {
+    const int64_t j0 = int64_t(tj) * kTile;
+    const int cols = int(min(int64_t(kTile), n - j0));
+    const bool diagonal = tj == ti;
+    __syncthreads();  // the previous tile's readers are done
+    load_tile(k + bh * n * D, j0, cols, D, LD, sk);
+    load_tile(v + bh * n * D, j0, cols, D, LD, sv);
+    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    __syncthreads();
+    if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
+    if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
+    __syncthreads();
+
+    // S = Q K^T: B = K^T, so b[0] holds K[key g][2q, 2q + 1] of the n-tile's keys.
+    float s[kKeyTiles8][4];
+    FPA_UNROLL
+    for (int nt = 0; nt < kKeyTiles8; ++nt) {
+      FPA_UNROLL
+      for (int e = 0; e < 4; ++e) s[nt][e] = 0.0f;
+      const T* key = sk + (nt * 8 + g) * LD + 2 * q4;
+      FPA_UNROLL
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t b[2] = {load_pair(key, kk * 16), load_pair(key, kk * 16 + 8)};
+        mma_m16n8k16<T>(s[nt], qa[kk], b);
+      }
+    }
+
+    // Scale, bias and mask; then the online softmax of this lane's two rows.
+    A tile_max[2] = {-inf, -inf};
+    FPA_UNROLL
+    for (int nt = 0; nt < kKeyTiles8; ++nt)
+      FPA_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
+        A x;
+        if (!active[h]) {
+          x = A(0);  // a row past the sequence: finite, never written
+        } else if (c >= cols || (diagonal && c > r)) {
+          x = -inf;
+        } else {
+          A b = A(0);
+          if (fox)
+            b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c) : fox_row[h] + fox_col[c];
+          else if (fpa)
+            b = diagonal ? sb[r * ld32(kTile) + c]
+                         : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
+                                                    fq.prefix[r].value, fk.phi[c]);
+          x = scale * s[nt][e] + b;
+        }
+        s[nt][e] = x;
+        tile_max[h] = t::t_max(tile_max[h], x);
+      }
+    A factor[2];
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h) factor[h] = row[h].rescale(quad_max(tile_max[h]));
+    FPA_UNROLL
+    for (int vt = 0; vt < D / 8; ++vt)
+      FPA_UNROLL
+      for (int e = 0; e < 4; ++e) o[vt][e] *= factor[e / 2];
+    A tile_sum[2] = {A(0), A(0)};
+    FPA_UNROLL
+    for (int nt = 0; nt < kKeyTiles8; ++nt)
+      FPA_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const A pe = row[e / 2].prob(s[nt][e]);
+        tile_sum[e / 2] += pe;
+        s[nt][e] = pe;
+      }
+    row[0].sum += tile_sum[0];
+    row[1].sum += tile_sum[1];
+
+    // O += P V: the A fragment of keys [16 kk, 16 kk + 16) is S tiles 2 kk and 2 kk + 1 packed;
+    // b[0] holds V[keys 16 kk + 2q, + 1][column g of the n-tile], two 16-bit loads.
+    FPA_UNROLL
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+      const uint32_t pa[4] = {pack2_of<T>(s[2 * kk][0], s[2 * kk][1]),
+                              pack2_of<T>(s[2 * kk][2], s[2 * kk][3]),
+                              pack2_of<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              pack2_of<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const T* val = sv + (kk * 16 + 2 * q4) * LD + g;
+      FPA_UNROLL
+      for (int vt = 0; vt < D / 8; ++vt) {
+        const uint32_t b[2] = {pack2<T>(val[vt * 8], val[LD + vt * 8]),
+                               pack2<T>(val[8 * LD + vt * 8], val[9 * LD + vt * 8])};
+        mma_m16n8k16<T>(o[vt], pa, b);
+      }
+    }
+    // C for the next key tile (tj - 1) covers tiles tj .. ti - 1.
+    if (fpa && !diagonal)
+      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+  }
+
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    const A sum = quad_sum(row[h].sum);
+    if (!active[h]) continue;
+    const int64_t i = bh * n + i0 + row_of[h];
+    FPA_UNROLL
+    for (int vt = 0; vt < D / 8; ++vt) {
+      T* dst = out + i * D + vt * 8 + 2 * q4;
+      dst[0] = FromAcc<T>::of(o[vt][2 * h] / sum);
+      dst[1] = FromAcc<T>::of(o[vt][2 * h + 1] / sum);
+    }
+    if (q4 == 0) lse[i] = row[h].max + t::t_log(sum);
+  }
+}
+
+template <class T, int D>
+int launch_forward_mma_at(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
+                          const double* prefix, T* out, float* lse, size_t smem, cudaStream_t s) {
+  auto kernel = forward_mma_kernel<T, D>;
+  if (int e = FPA_ALLOW_SMEM(kernel, smem)) return e;
+  const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
+  FPA_LAUNCH(kernel, grid, kMmaThreads, smem, s, p, q, k, v, gate, prefix, out, lse);
+  return FPA_LAST_STATUS();
+}
+
+// bf16 / fp16 at D = Dv in {64, 128} (mma_shape); otherwise, or where the device cannot give the
+// shared memory, the WMMA kernel.
+template <class T>
+int launch_forward_mma(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
+                       T* out, float* lse, void* workspace, cudaStream_t s) {
+  const size_t smem = forward_mma_smem<T>(p);
+  if (!mma_shape<T>(p) || smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
+    return launch_forward_wmma<T>(p, q, k, v, gate, out, lse, workspace, s);
+  double* prefix = nullptr;
+  if (p.mode == Mode::Fox) {
+    prefix = static_cast<double*>(workspace);
+    const int64_t heads = p.batch * p.heads;
+    FPA_LAUNCH(fox_prefix_kernel<float>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix,
+               heads, p.n);
+    if (int e = FPA_LAST_STATUS()) return e;
+  }
+  return p.d == 64 ? launch_forward_mma_at<T, 64>(p, q, k, v, gate, prefix, out, lse, smem, s)
+                   : launch_forward_mma_at<T, 128>(p, q, k, v, gate, prefix, out, lse, smem, s);
+}
+
+}  // namespace fpa::cuda::tiled::detail
