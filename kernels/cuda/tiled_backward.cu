@@ -1,7 +1,9 @@
 // The backward entry point of the tiled kernels (tiled_kernels.h): checks, then the launcher of
 // tiled_backward.cuh for the input type, with the tensor-core passes (tiled_backward_wmma.cuh)
-// for bf16 / fp16 and (TF32) fp32 where the head dimensions allow.
+// for bf16 / fp16 and (TF32) fp32 where the head dimensions allow, on registers
+// (tiled_backward_mma.cuh) for bf16 / fp16 at D = Dv in {64, 128}.
 #include "kernels/cuda/tiled_backward.cuh"
+#include "kernels/cuda/tiled_backward_mma.cuh"
 #include "kernels/cuda/tiled_backward_wmma.cuh"
 
 namespace fpa::cuda::tiled {
@@ -29,11 +31,11 @@ int backward(const Problem& p, const void* q, const void* k, const void* v, cons
       FPA_TILED_BACKWARD(float, detail::ScalarPasses);
     case DType::Float64: FPA_TILED_BACKWARD(double, detail::ScalarPasses);
     case DType::BFloat16:
-      if (p.tensor_cores && detail::wmma_shape(p))
-        FPA_TILED_BACKWARD(__nv_bfloat16, detail::WmmaPasses);
+      if (p.tensor_cores && detail::wmma_shape(p))  // registers at D = Dv in {64, 128}
+        FPA_TILED_BACKWARD(__nv_bfloat16, detail::MmaPasses);
       FPA_TILED_BACKWARD(__nv_bfloat16, detail::ScalarPasses);
     case DType::Float16:
-      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_BACKWARD(__half, detail::WmmaPasses);
+      if (p.tensor_cores && detail::wmma_shape(p)) FPA_TILED_BACKWARD(__half, detail::MmaPasses);
       FPA_TILED_BACKWARD(__half, detail::ScalarPasses);
 #undef FPA_TILED_BACKWARD
   }

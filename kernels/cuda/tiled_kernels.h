@@ -19,7 +19,7 @@
 // shared-memory version: one thread per query row (forward, dQ) or key (dK/dV), 64 threads per
 // block; for bf16 / fp16 with D, Dv multiples of 16 the products of every pass run on tensor
 // cores (WMMA, tiled_forward_wmma.cuh and tiled_backward_wmma.cuh; Problem::tensor_cores), the
-// forward at D = Dv = 64 or 128 on registers (mma.sync, tiled_forward_mma.cuh),
+// forward and backward at D = Dv = 64 or 128 on registers (mma.sync, tiled_*_mma.cuh),
 // untuned; so do fp32's, on TF32 (WMMA 16 x 16 x 8), unless Problem::tensor_cores is false
 // (exact fp32). The TF32 dK/dV pass at D = 128 fits no device's shared memory (scalar kernel),
 // nor does the TF32 dQ pass at D = 128 on sm_80.

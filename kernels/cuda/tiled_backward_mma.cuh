@@ -1,0 +1,515 @@
+// The backward's two tile passes on registers (FlashAttention-2's layout), bf16 / fp16 at
+// D = Dv in {64, 128}: mma.sync m16n8k16 (mma_fragments.cuh), fp32 accumulation, in place of
+// tiled_backward_wmma.cuh's passes; the same blocks, tile order, tile functions and gate
+// reductions, with the logits, dP, p_ij, g_ij and the gradient accumulators in registers.
+//   dQ pass     4 warps of 16 query rows; per key tile S = Q K^T and dP = dO V^T (8 m16n8 tiles
+//               each), then per element the bias, p = exp(s - lse), g = p (dp - delta) and the
+//               row's gate reductions (each lane its own partial sums, added over the quad of
+//               lanes sharing the row at the end; a tile pair's between-part sum over the warp
+//               by shuffles, then over the 4 warps in order); dQ += dS K from g's registers.
+//   dK/dV pass  4 warps of 16 keys, the transposed products: S^T = K Q^T and dP^T = V dO^T, so
+//               that p and g sit where dV += P^T dO and dK += dS^T Q want them as A fragments;
+//               each key's gate reductions as the rows' above. FPA's diagonal tile, whose gate
+//               gradient is a scan along each query row, writes g into shared memory, where one
+//               thread per row runs tile_gate_grad.h's scan as the other kernels do.
+// The sums are the same as the WMMA passes', in another order (per-lane partials, then the quad):
+// the results agree to fp32 rounding, and a run repeats bit for bit (no atomics; every order is
+// fixed). The Q, dO, K and V fragments are read from shared memory at each use (keeping them in
+// registers as well would spill at D = 128).
+#pragma once
+
+#include "kernels/cuda/mma_fragments.cuh"
+#include "kernels/cuda/tiled_backward_wmma.cuh"  // the fallback passes, bias_at
+#include "kernels/cuda/tiled_forward_mma.cuh"    // mma_shape, kMmaThreads
+
+namespace fpa::cuda::tiled::detail {
+
+// A 16 x 16 A fragment of rows [16 w, 16 w + 16) (w the warp) and columns [c0, c0 + 16) of a
+// row-major tile with leading dimension ld.
+template <class T>
+__device__ inline void load_a(const T* tile, int ld, int warp, int lane, int c0, uint32_t (&a)[4]) {
+  const int r = warp * 16 + lane / 4, c = c0 + 2 * (lane % 4);
+  a[0] = load_pair(tile, r * ld + c);
+  a[1] = load_pair(tile, (r + 8) * ld + c);
+  a[2] = load_pair(tile, r * ld + c + 8);
+  a[3] = load_pair(tile, (r + 8) * ld + c + 8);
+}
+// The B fragment (16 x 8) of y^T for y row-major: rows [n0, n0 + 8) of y, columns [k0, k0 + 16)
+// (the second factor of Q K^T: contiguous pairs).
+template <class T>
+__device__ inline void load_b_rows(const T* y, int ld, int lane, int n0, int k0, uint32_t (&b)[2]) {
+  const T* row = y + (n0 + lane / 4) * ld + k0 + 2 * (lane % 4);
+  b[0] = load_pair(row, 0);
+  b[1] = load_pair(row, 8);
+}
+// The B fragment (16 x 8) of y itself: rows [k0, k0 + 16), columns [n0, n0 + 8) (the second
+// factor of P V: two 16-bit loads per register).
+template <class T>
+__device__ inline void load_b_cols(const T* y, int ld, int lane, int k0, int n0, uint32_t (&b)[2]) {
+  const T* col = y + (k0 + 2 * (lane % 4)) * ld + n0 + lane / 4;
+  b[0] = pack2<T>(col[0], col[ld]);
+  b[1] = pack2<T>(col[8 * ld], col[9 * ld]);
+}
+// The A fragment of columns [16 kk, 16 kk + 16) from a lane's C registers (tiles 2 kk, 2 kk + 1).
+template <class T, int N>
+__device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) {
+  a[0] = pack2_of<T>(x[2 * kk][0], x[2 * kk][1]);
+  a[1] = pack2_of<T>(x[2 * kk][2], x[2 * kk][3]);
+  a[2] = pack2_of<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
+  a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
+}
+// The sum over the warp's 32 lanes (a butterfly: every lane gets the same bits).
+__device__ inline float warp_sum(float x) {
+  FPA_UNROLL
+  for (int m = 1; m < 32; m *= 2) x += __shfl_xor_sync(0xffffffffu, x, m);
+  return x;
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kMmaThreads)
+    dq_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+                  const T* __restrict__ v, const float* __restrict__ gate,
+                  const double* __restrict__ prefix, const float* __restrict__ lse,
+                  const float* __restrict__ delta, const T* __restrict__ dout,
+                  T* __restrict__ dq, float* __restrict__ gate_q, float* __restrict__ to_tiles) {
+  using A = float;
+  constexpr int LD = D + 8, LB = kTile + 4;  // ld16(D), ld32(kTile)
+  const int64_t n = p.n, bh = blockIdx.y;
+  const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32, q4 = lane % 4;
+  const int tiles = int(tiles_of(p));
+  const int64_t i0 = int64_t(ti) * kTile;
+  const int rows = int(min(int64_t(kTile), n - i0));
+  const bool fpa = is_fpa(p.mode), fox = p.mode == Mode::Fox;
+  const bool soft = p.mode == Mode::FpaStraightThrough;
+  const A scale = A(p.scale);
+  const int row_of[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};
+  const bool active[2] = {row_of[0] < rows, row_of[1] < rows};
+
+  FPA_DYNAMIC_SMEM(smem);
+  T* sq = reinterpret_cast<T*>(smem);  // kTile x LD each
+  T* sdo = sq + kTile * LD;
+  T* sk = sdo + kTile * LD;
+  T* sv = sk + kTile * LD;
+  float* sb = reinterpret_cast<float*>(sv + kTile * LD);  // kTile x LB: FPA's diagonal bias
+  A* pair = sb + kTile * LB;                               // per key tile J < I
+  auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);
+  t::SoftSum<A>* tile_soft = pair_soft + tiles;
+  int* pair_pos = reinterpret_cast<int*>(tile_soft + tiles);
+  __shared__ A s_pair_warp[kMmaWarps], s_row_part[kTile], s_gate[kTile], fox_col[kTile];
+  __shared__ FieldTile<A> fq, fk;
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  load_tile(q + bh * n * D, i0, rows, D, LD, sq);
+  load_tile(dout + bh * n * D, i0, rows, D, LD, sdo);
+  if (fpa) load_field(p, gh, ti, fq);  // synchronises
+  A lse_r[2], delta_r[2], fox_row[2] = {A(0), A(0)};
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    const int64_t i = bh * n + i0 + row_of[h];
+    lse_r[h] = active[h] ? lse[i] : A(0);
+    delta_r[h] = active[h] ? delta[i] : A(0);
+    if (fox && active[h]) fox_row[h] = t::fox_row_part<A>(F, i0, i0 + row_of[h]);
+  }
+  float dqa[D / 8][4];
+  FPA_UNROLL
+  for (int dt = 0; dt < D / 8; ++dt)
+    FPA_UNROLL
+    for (int e = 0; e < 4; ++e) dqa[dt][e] = 0.0f;
+  A row_all[2] = {A(0), A(0)}, row_part[2] = {A(0), A(0)};
+  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
+
+  for (int tj = ti; tj >= 0; --tj) {
+    const int64_t j0 = int64_t(tj) * kTile;
+    const int cols = int(min(int64_t(kTile), n - j0));
+    const bool diagonal = tj == ti;
+    __syncthreads();  // the previous tile's readers are done
+    load_tile(k + bh * n * D, j0, cols, D, LD, sk);
+    load_tile(v + bh * n * D, j0, cols, D, LD, sv);
+    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    __syncthreads();
+    if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
+    if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
+    __syncthreads();
+
+    float s[kKeyTiles8][4], dp[kKeyTiles8][4];
+    FPA_UNROLL
+    for (int nt = 0; nt < kKeyTiles8; ++nt)
+      FPA_UNROLL
+      for (int e = 0; e < 4; ++e) s[nt][e] = dp[nt][e] = 0.0f;
+    FPA_UNROLL
+    for (int kk = 0; kk < D / 16; ++kk) {
+      uint32_t aq[4], ado[4];
+      load_a(sq, LD, warp, lane, kk * 16, aq);
+      load_a(sdo, LD, warp, lane, kk * 16, ado);
+      FPA_UNROLL
+      for (int nt = 0; nt < kKeyTiles8; ++nt) {
+        uint32_t b[2];
+        load_b_rows(sk, LD, lane, nt * 8, kk * 16, b);
+        mma_m16n8k16<T>(s[nt], aq, b);  // S = Q K^T
+        load_b_rows(sv, LD, lane, nt * 8, kk * 16, b);
+        mma_m16n8k16<T>(dp[nt], ado, b);  // dP = dO V^T
+      }
+    }
+
+    A pair_row = A(0);
+    FPA_UNROLL
+    for (int nt = 0; nt < kKeyTiles8; ++nt)
+      FPA_UNROLL
+      for (int e = 0; e < 4; ++e) {
+        const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
+        A g = A(0);
+        if (active[h] && c < cols && !(diagonal && c > r)) {
+          A b = A(0);
+          if (fox)
+            b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c) : fox_row[h] + fox_col[c];
+          else if (fpa)
+            b = diagonal ? sb[r * LB + c]
+                         : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
+                                                    fq.prefix[r].value, fk.phi[c]);
+          const A pr = t::t_exp(scale * s[nt][e] + b - lse_r[h]);
+          g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
+          row_all[h] += g;
+          if (fpa && !diagonal) {
+            if (soft) {
+              const t::SoftShares<A> sh =
+                  t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
+              row_part[h] += g * sh.query;
+              pair_row += g * sh.between;
+            } else {
+              const t::PathPart w =
+                  t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+              row_part[h] += t::exact_share(w, t::PathPart::QueryTile, g);
+              pair_row += t::exact_share(w, t::PathPart::Between, g);
+            }
+          }
+        }
+        s[nt][e] = g;
+      }
+    if (fpa && !diagonal) {
+      const A warp_pair = warp_sum(pair_row);
+      if (lane == 0) s_pair_warp[warp] = warp_pair;
+      __syncthreads();
+      if (tid == 0) {  // the pair's sum, warps in order
+        A sum = A(0);
+        for (int w = 0; w < kMmaWarps; ++w) sum += s_pair_warp[w];
+        pair[tj] = sum;
+        pair_pos[tj] = between.min.pos;
+        pair_soft[tj] = between.soft;
+        tile_soft[tj] = fk.suffix_soft[0];
+      }
+      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+    }
+
+    FPA_UNROLL
+    for (int kk = 0; kk < kTile / 16; ++kk) {  // dQ += dS K
+      uint32_t ga[4];
+      pack_a<T>(s, kk, ga);
+      FPA_UNROLL
+      for (int dt = 0; dt < D / 8; ++dt) {
+        uint32_t b[2];
+        load_b_cols(sk, LD, lane, kk * 16, dt * 8, b);
+        mma_m16n8k16<T>(dqa[dt], ga, b);
+      }
+    }
+  }
+
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    if (!active[h]) continue;
+    T* dst = dq + (bh * n + i0 + row_of[h]) * D + 2 * q4;
+    FPA_UNROLL
+    for (int dt = 0; dt < D / 8; ++dt) {
+      dst[dt * 8] = FromAcc<T>::of(scale * dqa[dt][2 * h]);
+      dst[dt * 8 + 1] = FromAcc<T>::of(scale * dqa[dt][2 * h + 1]);
+    }
+  }
+  if (p.mode == Mode::Softmax) return;
+  A all_sum[2], part_sum[2];
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    all_sum[h] = quad_sum(row_all[h]);
+    part_sum[h] = quad_sum(row_part[h]);
+  }
+  if (fox) {
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h)
+      if (active[h] && q4 == 0) gate_q[bh * n + i0 + row_of[h]] = all_sum[h];
+    return;
+  }
+  if (q4 == 0)
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      s_row_part[row_of[h]] = part_sum[h];
+      s_gate[row_of[h]] = A(0);
+    }
+  __syncthreads();
+  A* to_tiles_row = to_tiles + (bh * tiles + ti) * int64_t(tiles);
+  A spread = A(0);
+  if (p.mode == Mode::FpaExact) {
+    if (tid == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
+    if (tid == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
+  } else {
+    if (tid < rows)
+      spread =
+          t::soft_query_tile_spread_at(tid, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
+    for (int kt = tid; kt < ti; kt += blockDim.x)
+      to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
+  }
+  __syncthreads();
+  if (tid < rows) gate_q[bh * n + i0 + tid] = s_gate[tid] + spread;
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kMmaThreads)
+    dkdv_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
+                    const T* __restrict__ v, const float* __restrict__ gate,
+                    const double* __restrict__ prefix, const float* __restrict__ lse,
+                    const float* __restrict__ delta, const T* __restrict__ dout,
+                    T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv) {
+  using A = float;
+  constexpr int LD = D + 8, LB = kTile + 4;
+  const int64_t n = p.n, bh = blockIdx.y;
+  const int tj = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32, q4 = lane % 4;
+  const int tiles = int(tiles_of(p));
+  const int64_t j0 = int64_t(tj) * kTile;
+  const int cols = int(min(int64_t(kTile), n - j0));
+  const bool fpa = is_fpa(p.mode), fox = p.mode == Mode::Fox;
+  const bool soft = p.mode == Mode::FpaStraightThrough;
+  const A scale = A(p.scale);
+  const int key_of[2] = {warp * 16 + lane / 4, warp * 16 + lane / 4 + 8};  // this lane's keys
+  const bool active[2] = {key_of[0] < cols, key_of[1] < cols};
+
+  FPA_DYNAMIC_SMEM(smem);
+  T* sk = reinterpret_cast<T*>(smem);  // kTile x LD each
+  T* sv = sk + kTile * LD;
+  T* sq = sv + kTile * LD;
+  T* sdo = sq + kTile * LD;
+  float* sb = reinterpret_cast<float*>(sdo + kTile * LD);  // kTile x LB: diagonal bias, then e
+  float* sg = sb + kTile * LB;                             // kTile x LB: the diagonal's g
+  __shared__ A s_lse[kTile], s_delta[kTile], fox_row[kTile], s_col_all[kTile],
+      s_col_part[kTile], s_gate[kTile];
+  __shared__ FieldTile<A> fq, fk;
+
+  const A* gh = gate ? gate + bh * n : nullptr;
+  const double* F = prefix ? prefix + bh * n : nullptr;
+  load_tile(k + bh * n * D, j0, cols, D, LD, sk);
+  load_tile(v + bh * n * D, j0, cols, D, LD, sv);
+  if (fpa) load_field(p, gh, tj, fk);
+  float dka[D / 8][4], dva[D / 8][4];
+  FPA_UNROLL
+  for (int dt = 0; dt < D / 8; ++dt)
+    FPA_UNROLL
+    for (int e = 0; e < 4; ++e) dka[dt][e] = dva[dt][e] = 0.0f;
+  A col_all[2] = {A(0), A(0)}, col_part[2] = {A(0), A(0)}, diag = A(0);  // diag: key tid's
+  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
+
+  for (int ti = tj; ti < tiles; ++ti) {
+    const int64_t i0 = int64_t(ti) * kTile;
+    const int rows = int(min(int64_t(kTile), n - i0));
+    const bool diagonal = ti == tj;
+    __syncthreads();  // the previous tile's readers are done
+    load_tile(q + bh * n * D, i0, rows, D, LD, sq);
+    load_tile(dout + bh * n * D, i0, rows, D, LD, sdo);
+    if (tid < kTile) {
+      s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
+      s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
+      if (fox && !diagonal && tid < rows) fox_row[tid] = t::fox_row_part<A>(F, i0, i0 + tid);
+    }
+    if (fpa) load_field(p, gh, ti, fq);  // synchronises
+    __syncthreads();
+    if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
+    __syncthreads();
+    A fox_col[2] = {A(0), A(0)};
+    if (fox && !diagonal)
+      FPA_UNROLL
+      for (int h = 0; h < 2; ++h)
+        if (active[h]) fox_col[h] = t::fox_col_part<A>(F, i0, j0 + key_of[h]);
+
+    // S^T = K Q^T and dP^T = V dO^T: rows are this warp's keys, columns the tile's queries, taken
+    // 32 queries at a time (halving the logits' registers, which at D = 128 made it spill).
+#if defined(__CUDACC__)
+#pragma unroll 1
+#endif
+    for (int half = 0; half < 2; ++half) {
+      constexpr int kHalf = kKeyTiles8 / 2;
+      float st[kHalf][4], dpt[kHalf][4];
+      FPA_UNROLL
+      for (int nt = 0; nt < kHalf; ++nt)
+        FPA_UNROLL
+        for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.0f;
+      FPA_UNROLL
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t ak[4], av[4];
+        load_a(sk, LD, warp, lane, kk * 16, ak);
+        load_a(sv, LD, warp, lane, kk * 16, av);
+        FPA_UNROLL
+        for (int nt = 0; nt < kHalf; ++nt) {
+          uint32_t b[2];
+          load_b_rows(sq, LD, lane, (half * kHalf + nt) * 8, kk * 16, b);
+          mma_m16n8k16<T>(st[nt], ak, b);
+          load_b_rows(sdo, LD, lane, (half * kHalf + nt) * 8, kk * 16, b);
+          mma_m16n8k16<T>(dpt[nt], av, b);
+        }
+      }
+
+      FPA_UNROLL
+      for (int nt = 0; nt < kHalf; ++nt)
+        FPA_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int h = e / 2, c = key_of[h], r = (half * kHalf + nt) * 8 + 2 * q4 + e % 2;
+          A pr = A(0), g = A(0);
+          if (active[h] && r < rows && !(diagonal && c > r)) {
+            A b = A(0);
+            if (fox)
+              b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c) : fox_row[r] + fox_col[h];
+            else if (fpa)
+              b = diagonal ? sb[r * LB + c]
+                           : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
+                                                      fq.prefix[r].value, fk.phi[c]);
+            pr = t::t_exp(scale * st[nt][e] + b - s_lse[r]);
+            g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
+            col_all[h] += g;
+            if (fpa && !diagonal) {
+              if (soft)
+                col_part[h] += g * t::soft_shares(fk.suffix_soft[c], between.soft,
+                                                  fq.prefix_soft[r], fk.inv_tau).key;
+              else
+                col_part[h] += t::exact_share(t::path_part(fk.suffix[c].value,
+                                                           between.min.value, fq.prefix[r].value),
+                                              t::PathPart::KeyTile, g);
+            }
+          }
+          if (fpa && diagonal) sg[r * LB + c] = g;
+          st[nt][e] = pr;
+          dpt[nt][e] = g;
+        }
+
+      // dV += P^T dO, dK += dS^T Q over this half's 32 queries.
+      FPA_UNROLL
+      for (int kh = 0; kh < kHalf / 2; ++kh) {
+        uint32_t pa[4], ga[4];
+        pack_a<T>(st, kh, pa);
+        pack_a<T>(dpt, kh, ga);
+        const int q0 = (half * kHalf / 2 + kh) * 16;
+        FPA_UNROLL
+        for (int dt = 0; dt < D / 8; ++dt) {
+          uint32_t b[2];
+          load_b_cols(sdo, LD, lane, q0, dt * 8, b);
+          mma_m16n8k16<T>(dva[dt], pa, b);
+          load_b_cols(sq, LD, lane, q0, dt * 8, b);
+          mma_m16n8k16<T>(dka[dt], ga, b);
+        }
+      }
+    }
+    if (fpa && diagonal) {  // one query row per thread (tile_gate_grad.h), then key sums
+      __syncthreads();
+      if (tid < rows) {
+        float* er = sb + tid * LB;  // the bias is read: its row becomes e
+        for (int l = 0; l < cols; ++l) er[l] = 0.0f;
+        if (soft) {
+          t::SoftSum<A> z[kTile];
+          t::soft_diagonal_row(fk.phi, tid, sg + tid * LB, fk.inv_tau, z, er);
+        } else {
+          t::exact_diagonal_row(fk.phi, tid, sg + tid * LB, er);
+        }
+      }
+      __syncthreads();
+      if (tid < cols)
+        for (int r = 0; r < rows; ++r) diag += sb[r * LB + tid];
+    }
+    if (fpa && !diagonal)
+      between =
+          t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+  }
+
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    if (!active[h]) continue;
+    const int64_t j = bh * n + j0 + key_of[h];
+    FPA_UNROLL
+    for (int dt = 0; dt < D / 8; ++dt) {
+      const int e = dt * 8 + 2 * q4;
+      dk[j * D + e] = FromAcc<T>::of(scale * dka[dt][2 * h]);
+      dk[j * D + e + 1] = FromAcc<T>::of(scale * dka[dt][2 * h + 1]);
+      dv[j * D + e] = FromAcc<T>::of(dva[dt][2 * h]);
+      dv[j * D + e + 1] = FromAcc<T>::of(dva[dt][2 * h + 1]);
+    }
+  }
+  if (p.mode == Mode::Softmax) return;
+  A all_sum[2], part_sum[2];
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    all_sum[h] = quad_sum(col_all[h]);
+    part_sum[h] = quad_sum(col_part[h]);
+  }
+  if (q4 == 0)
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h) {
+      s_col_all[key_of[h]] = all_sum[h];
+      s_col_part[key_of[h]] = part_sum[h];
+    }
+  __syncthreads();
+  if (tid < cols) s_gate[tid] = diag - s_col_all[tid];
+  __syncthreads();
+  if (p.mode == Mode::FpaExact && tid == 0)
+    t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
+  A spread = A(0);
+  if (soft && tid < cols)
+    spread = t::soft_key_tile_spread_at(tid, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
+  __syncthreads();
+  if (tid < cols) gate_kv[bh * n + j0 + tid] = s_gate[tid] + spread;
+}
+
+// launch_backward<T, MmaPasses>: the register passes for bf16 / fp16 at D = Dv in {64, 128}
+// (mma_shape); otherwise, or where the device cannot give a pass's shared memory, the WMMA
+// passes (which fall back to the scalar ones in turn).
+struct MmaPasses {
+  template <class T> static size_t dkdv_smem(const Problem& p) {
+    return sizeof(T) * kTile * 4 * ld16(p.d) + sizeof(float) * kTile * 2 * ld32(kTile);
+  }
+  template <class T> static size_t dq_smem(const Problem& p) {
+    const size_t tiles = size_t(tiles_of(p));
+    return sizeof(T) * kTile * 4 * ld16(p.d) + sizeof(float) * (kTile * ld32(kTile) + 5 * tiles) +
+           sizeof(int) * tiles;
+  }
+
+  template <class T, int D>
+  static int run_at(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
+                    const double* prefix, const float* lse, const float* delta, const T* dout,
+                    T* dq, T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles,
+                    cudaStream_t s) {
+    const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
+    auto dkdv = dkdv_mma_kernel<T, D>;
+    auto dqk = dq_mma_kernel<T, D>;
+    const size_t smem_kv = dkdv_smem<T>(p), smem_q = dq_smem<T>(p);
+    if (int e = FPA_ALLOW_SMEM(dkdv, smem_kv)) return e;
+    FPA_LAUNCH(dkdv, grid, kMmaThreads, smem_kv, s, p, q, k, v, gate, prefix, lse, delta, dout,
+               dk, dv, gate_kv);
+    if (int e = FPA_LAST_STATUS()) return e;
+    if (int e = FPA_ALLOW_SMEM(dqk, smem_q)) return e;
+    FPA_LAUNCH(dqk, grid, kMmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout, dq,
+               gate_q, to_tiles);
+    return FPA_LAST_STATUS();
+  }
+
+  template <class T>
+  static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
+                 const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
+                 T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles, cudaStream_t s) {
+    const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
+    const bool fits = dkdv_smem<T>(p) + kWmmaStaticSmem <= max_smem &&
+                      dq_smem<T>(p) + kWmmaStaticSmem <= max_smem;
+    if constexpr (std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value) {
+      if (mma_shape<T>(p) && fits)
+        return p.d == 64 ? run_at<T, 64>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
+                                         gate_kv, gate_q, to_tiles, s)
+                         : run_at<T, 128>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
+                                          gate_kv, gate_q, to_tiles, s);
+    }
+    return WmmaPasses::run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv, gate_kv,
+                              gate_q, to_tiles, s);
+  }
+};
+
+}  // namespace fpa::cuda::tiled::detail
