@@ -285,6 +285,8 @@ template <class T> double forward_error(const Inputs& base, Mode mode) {
   std::vector<T> out(positions * p.dv);
   std::vector<float> lse(positions);
   std::vector<unsigned char> workspace(tiled::forward_workspace_bytes(p) + 256);
+  // The register kernel, not its fallback, runs: the inputs are 16-byte aligned.
+  EXPECT_TRUE(tiled::detail::aligned_16b(q.data(), k.data(), v.data()));
   EXPECT_EQ(tiled::detail::launch_forward_mma<T>(p, q.data(), k.data(), v.data(),
                                                  gate.empty() ? nullptr : gate.data(), out.data(),
                                                  lse.data(), workspace.data(), nullptr),
@@ -329,6 +331,15 @@ TEST(TiledEmulated, RegisterForwardRescalesWhenTheMaximumMovesLate) {
   }
   std::printf("worst relative error vs reference: bfloat16 %.3g, float16 %.3g\n", worst[0],
               worst[1]);
+}
+
+// The register kernels read their inputs in 16-byte chunks; a view starting elsewhere (an odd
+// element offset) must go to the WMMA kernels, which read element by element.
+TEST(TiledEmulated, RegisterKernelsTakeOnly16ByteAlignedInputs) {
+  alignas(16) __nv_bfloat16 buffer[64] = {};
+  EXPECT_TRUE(tiled::detail::aligned_16b(buffer, buffer + 8, buffer + 16, buffer + 24));
+  EXPECT_FALSE(tiled::detail::aligned_16b(buffer + 1, buffer + 8, buffer + 16));
+  EXPECT_FALSE(tiled::detail::aligned_16b(buffer, buffer + 8, buffer + 16, buffer + 4));
 }
 
 // FPA's gate gradient through the between part C on the register passes: a valley in the

@@ -100,8 +100,8 @@ __global__ void __launch_bounds__(kMmaThreads)
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  load_tile(q + bh * n * D, i0, rows, D, LD, sq);
-  load_tile(dout + bh * n * D, i0, rows, D, LD, sdo);
+  load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
+  load_tile_16b<T, D>(dout + bh * n * D, i0, rows, sdo);
   if (fpa) load_field(p, gh, ti, fq);  // synchronises
   A lse_r[2], delta_r[2], fox_row[2] = {A(0), A(0)};
   FPA_UNROLL
@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
     __syncthreads();  // the previous tile's readers are done
-    load_tile(k + bh * n * D, j0, cols, D, LD, sk);
-    load_tile(v + bh * n * D, j0, cols, D, LD, sv);
+    load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
+    load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
     if (fpa) load_field(p, gh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
@@ -293,8 +293,8 @@ __global__ void __launch_bounds__(kMmaThreads)
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  load_tile(k + bh * n * D, j0, cols, D, LD, sk);
-  load_tile(v + bh * n * D, j0, cols, D, LD, sv);
+  load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
+  load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
   if (fpa) load_field(p, gh, tj, fk);
   float dka[D / 8][4], dva[D / 8][4];
   FPA_UNROLL
@@ -309,8 +309,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     const int rows = int(min(int64_t(kTile), n - i0));
     const bool diagonal = ti == tj;
     __syncthreads();  // the previous tile's readers are done
-    load_tile(q + bh * n * D, i0, rows, D, LD, sq);
-    load_tile(dout + bh * n * D, i0, rows, D, LD, sdo);
+    load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
+    load_tile_16b<T, D>(dout + bh * n * D, i0, rows, sdo);
     if (tid < kTile) {
       s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
       s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 }
 
 // launch_backward<T, MmaPasses>: the register passes for bf16 / fp16 at D = Dv in {64, 128}
-// (mma_shape); otherwise, or where the device cannot give a pass's shared memory, the WMMA
+// (mma_shape) with 16-byte aligned inputs; otherwise, or where the device cannot give a pass's shared memory, the WMMA
 // passes (which fall back to the scalar ones in turn).
 struct MmaPasses {
   template <class T> static size_t dkdv_smem(const Problem& p) {
@@ -501,7 +501,7 @@ struct MmaPasses {
     const bool fits = dkdv_smem<T>(p) + kWmmaStaticSmem <= max_smem &&
                       dq_smem<T>(p) + kWmmaStaticSmem <= max_smem;
     if constexpr (std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value) {
-      if (mma_shape<T>(p) && fits)
+      if (mma_shape<T>(p) && fits && aligned_16b(q, k, v, dout))
         return p.d == 64 ? run_at<T, 64>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
                                          gate_kv, gate_q, to_tiles, s)
                          : run_at<T, 128>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,

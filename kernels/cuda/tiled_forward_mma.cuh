@@ -39,6 +39,13 @@ template <class T> bool mma_shape(const Problem& p) {
   return half && p.d == p.dv && (p.d == 64 || p.d == 128);
 }
 
+// The register kernels read q, k, v and dO in 16-byte chunks (load_tile_16b): a tensor that
+// starts elsewhere (a view at an odd offset) takes the WMMA kernels instead.
+inline bool aligned_16b(const void* a, const void* b, const void* c, const void* d = nullptr) {
+  auto off = [](const void* x) { return reinterpret_cast<uintptr_t>(x) % 16; };
+  return off(a) == 0 && off(b) == 0 && off(c) == 0 && off(d) == 0;
+}
+
 template <class T> size_t forward_mma_smem(const Problem& p) {
   return sizeof(T) * kTile * 3 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
 }
@@ -71,7 +78,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  load_tile(q + bh * n * D, i0, rows, D, LD, sq);
+  load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
   if (fpa) load_field(p, gh, ti, fq);  // synchronises
   __syncthreads();
 
@@ -103,8 +110,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
     __syncthreads();  // the previous tile's readers are done
-    load_tile(k + bh * n * D, j0, cols, D, LD, sk);
-    load_tile(v + bh * n * D, j0, cols, D, LD, sv);
+    load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
+    load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
     if (fpa) load_field(p, gh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
@@ -215,13 +222,13 @@ int launch_forward_mma_at(const Problem& p, const T* q, const T* k, const T* v, 
   return FPA_LAST_STATUS();
 }
 
-// bf16 / fp16 at D = Dv in {64, 128} (mma_shape); otherwise, or where the device cannot give the
-// shared memory, the WMMA kernel.
+// bf16 / fp16 at D = Dv in {64, 128} (mma_shape) with 16-byte aligned inputs; otherwise, or
+// where the device cannot give the shared memory, the WMMA kernel.
 template <class T>
 int launch_forward_mma(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
                        T* out, float* lse, void* workspace, cudaStream_t s) {
   const size_t smem = forward_mma_smem<T>(p);
-  if (!mma_shape<T>(p) || smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
+  if (!mma_shape<T>(p) || !aligned_16b(q, k, v) || smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
     return launch_forward_wmma<T>(p, q, k, v, gate, out, lse, workspace, s);
   double* prefix = nullptr;
   if (p.mode == Mode::Fox) {
