@@ -346,6 +346,35 @@ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
   sync_threads();
   std::memcpy(c, d, sizeof d);
 }
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: four 8 x 8 matrices of 16-bit elements,
+// lane l giving the address of row l % 8 of matrix l / 8 (16 contiguous bytes, 16-byte
+// aligned: checked). Register i of lane t: matrix i's (row t / 4, columns 2 (t % 4), + 1), or
+// with trans its (rows 2 (t % 4), + 1, column t / 4); the lower index in the low half.
+inline void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans) {
+  static const unsigned char* slot[kMaxThreads];
+  const unsigned t = linear_thread(), warp0 = t & ~31u, lane = t % 32;
+  if (reinterpret_cast<uintptr_t>(row_address) % 16 != 0) {
+    std::fprintf(stderr, "cuda emulation: ldmatrix row address %p not 16-byte aligned\n", row_address);
+    std::abort();
+  }
+  slot[t] = static_cast<const unsigned char*>(row_address);
+  sync_threads();
+  uint32_t out[4];
+  for (int i = 0; i < 4; ++i) {
+    uint16_t lo, hi;
+    if (!trans) {
+      const unsigned char* row = slot[warp0 + 8 * i + lane / 4];
+      std::memcpy(&lo, row + 2 * (2 * (lane % 4)), 2);
+      std::memcpy(&hi, row + 2 * (2 * (lane % 4) + 1), 2);
+    } else {
+      std::memcpy(&lo, slot[warp0 + 8 * i + 2 * (lane % 4)] + 2 * (lane / 4), 2);
+      std::memcpy(&hi, slot[warp0 + 8 * i + 2 * (lane % 4) + 1] + 2 * (lane / 4), 2);
+    }
+    out[i] = uint32_t(lo) | (uint32_t(hi) << 16);
+  }
+  sync_threads();
+  std::memcpy(r, out, sizeof out);
+}
 }  // namespace fpa_emu
 template <class T> T __shfl_xor_sync(unsigned, T v, int lane_mask, int = 32) {
   return ::fpa_emu::shfl_xor(v, lane_mask);

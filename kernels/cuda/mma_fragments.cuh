@@ -52,6 +52,25 @@ __device__ inline void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], const
 #endif
 }
 
+// Four 8 x 8 matrices of 16-bit elements from shared memory in one instruction
+// (ldmatrix.sync.aligned.m8n8.x4, sm_75+): lane l gives the address of row l % 8 of matrix l / 8
+// (16 contiguous, 16-byte aligned bytes); register i of lane t receives matrix i's (row t / 4,
+// columns 2 (t % 4), + 1), or with Trans its (rows 2 (t % 4), + 1, column t / 4): the layout of
+// an A or C fragment's register, and with Trans a B fragment's read from a row-major k x n tile.
+template <bool Trans> __device__ inline void ldmatrix_x4(uint32_t (&r)[4], const void* row_address) {
+#if defined(FPA_CUDA_EMULATION)
+  ::fpa_emu::ldmatrix_x4(r, row_address, Trans);
+#elif defined(__CUDA_ARCH__)
+  const unsigned a = unsigned(__cvta_generic_to_shared(row_address));
+  if constexpr (Trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+#endif
+}
+
 // Two 16-bit elements in one register, `lo` in the low half (the lower index).
 template <class T> __device__ inline uint32_t pack2(T lo, T hi) {
   uint16_t l, h;
@@ -85,6 +104,47 @@ __device__ inline void load_tile_16b(const T* src, int64_t l0, int len, T* dst) 
   }
 }
 
+// A 16 x 16 A fragment of rows [16 w, 16 w + 16) (w the warp) and columns [c0, c0 + 16) of a
+// row-major tile with leading dimension ld: one ldmatrix, lane l giving row l % 16 at column
+// c0 + 8 (l / 16).
+template <class T>
+__device__ inline void load_a(const T* tile, int ld, int warp, int lane, int c0, uint32_t (&a)[4]) {
+  ldmatrix_x4<false>(a, tile + (warp * 16 + lane % 16) * ld + c0 + (lane / 16) * 8);
+}
+// The B fragments (16 x 8) of y^T for y row-major, columns [k0, k0 + 16), rows [n0, n0 + 8) into
+// b0 and [n0 + 8, n0 + 16) into b1 (the second factor of Q K^T, K's rows as they are).
+template <class T>
+__device__ inline void load_b_rows2(const T* y, int ld, int lane, int n0, int k0,
+                                    uint32_t (&b0)[2], uint32_t (&b1)[2]) {
+  uint32_t r[4];
+  ldmatrix_x4<false>(r, y + (n0 + (lane / 16) * 8 + lane % 8) * ld + k0 + ((lane / 8) % 2) * 8);
+  b0[0] = r[0];
+  b0[1] = r[1];
+  b1[0] = r[2];
+  b1[1] = r[3];
+}
+// The B fragments (16 x 8) of y itself, rows [k0, k0 + 16), columns [n0, n0 + 8) into b0 and
+// [n0 + 8, n0 + 16) into b1 (the second factor of P V): ldmatrix with its transpose.
+template <class T>
+__device__ inline void load_b_cols2(const T* y, int ld, int lane, int k0, int n0,
+                                    uint32_t (&b0)[2], uint32_t (&b1)[2]) {
+  uint32_t r[4];
+  ldmatrix_x4<true>(r, y + (k0 + lane % 16) * ld + n0 + (lane / 16) * 8);
+  b0[0] = r[0];
+  b0[1] = r[1];
+  b1[0] = r[2];
+  b1[1] = r[3];
+}
+// The A fragment of columns [16 kk, 16 kk + 16) from a lane's C registers (tiles 2 kk, 2 kk + 1),
+// packed to 16 bits.
+template <class T, int N>
+__device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) {
+  a[0] = pack2_of<T>(x[2 * kk][0], x[2 * kk][1]);
+  a[1] = pack2_of<T>(x[2 * kk][2], x[2 * kk][3]);
+  a[2] = pack2_of<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
+  a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
+}
+
 // Reductions over the quad of lanes that share a row of a C fragment. Every lane of the block
 // must call them (warp-uniform code; the emulation needs the whole block).
 __device__ inline float quad_max(float x) {
@@ -94,6 +154,12 @@ __device__ inline float quad_max(float x) {
 __device__ inline float quad_sum(float x) {
   x += __shfl_xor_sync(0xffffffffu, x, 1);
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+// The sum over the warp's 32 lanes (a butterfly: every lane gets the same bits).
+__device__ inline float warp_sum(float x) {
+  FPA_UNROLL
+  for (int m = 1; m < 32; m *= 2) x += __shfl_xor_sync(0xffffffffu, x, m);
+  return x;
 }
 
 }  // namespace fpa::cuda::tiled::detail

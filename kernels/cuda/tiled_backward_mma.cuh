@@ -15,7 +15,7 @@
 // The sums are the same as the WMMA passes', in another order (per-lane partials, then the quad):
 // the results agree to fp32 rounding, and a run repeats bit for bit (no atomics; every order is
 // fixed). The Q, dO, K and V fragments are read from shared memory at each use (keeping them in
-// registers as well would spill at D = 128).
+// registers as well would spill at D = 128), by ldmatrix (mma_fragments.cuh).
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
@@ -23,47 +23,6 @@
 #include "kernels/cuda/tiled_forward_mma.cuh"    // mma_shape, kMmaThreads
 
 namespace fpa::cuda::tiled::detail {
-
-// A 16 x 16 A fragment of rows [16 w, 16 w + 16) (w the warp) and columns [c0, c0 + 16) of a
-// row-major tile with leading dimension ld.
-template <class T>
-__device__ inline void load_a(const T* tile, int ld, int warp, int lane, int c0, uint32_t (&a)[4]) {
-  const int r = warp * 16 + lane / 4, c = c0 + 2 * (lane % 4);
-  a[0] = load_pair(tile, r * ld + c);
-  a[1] = load_pair(tile, (r + 8) * ld + c);
-  a[2] = load_pair(tile, r * ld + c + 8);
-  a[3] = load_pair(tile, (r + 8) * ld + c + 8);
-}
-// The B fragment (16 x 8) of y^T for y row-major: rows [n0, n0 + 8) of y, columns [k0, k0 + 16)
-// (the second factor of Q K^T: contiguous pairs).
-template <class T>
-__device__ inline void load_b_rows(const T* y, int ld, int lane, int n0, int k0, uint32_t (&b)[2]) {
-  const T* row = y + (n0 + lane / 4) * ld + k0 + 2 * (lane % 4);
-  b[0] = load_pair(row, 0);
-  b[1] = load_pair(row, 8);
-}
-// The B fragment (16 x 8) of y itself: rows [k0, k0 + 16), columns [n0, n0 + 8) (the second
-// factor of P V: two 16-bit loads per register).
-template <class T>
-__device__ inline void load_b_cols(const T* y, int ld, int lane, int k0, int n0, uint32_t (&b)[2]) {
-  const T* col = y + (k0 + 2 * (lane % 4)) * ld + n0 + lane / 4;
-  b[0] = pack2<T>(col[0], col[ld]);
-  b[1] = pack2<T>(col[8 * ld], col[9 * ld]);
-}
-// The A fragment of columns [16 kk, 16 kk + 16) from a lane's C registers (tiles 2 kk, 2 kk + 1).
-template <class T, int N>
-__device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) {
-  a[0] = pack2_of<T>(x[2 * kk][0], x[2 * kk][1]);
-  a[1] = pack2_of<T>(x[2 * kk][2], x[2 * kk][3]);
-  a[2] = pack2_of<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
-  a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
-}
-// The sum over the warp's 32 lanes (a butterfly: every lane gets the same bits).
-__device__ inline float warp_sum(float x) {
-  FPA_UNROLL
-  for (int m = 1; m < 32; m *= 2) x += __shfl_xor_sync(0xffffffffu, x, m);
-  return x;
-}
 
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
@@ -143,12 +102,14 @@ __global__ void __launch_bounds__(kMmaThreads)
       load_a(sq, LD, warp, lane, kk * 16, aq);
       load_a(sdo, LD, warp, lane, kk * 16, ado);
       FPA_UNROLL
-      for (int nt = 0; nt < kKeyTiles8; ++nt) {
-        uint32_t b[2];
-        load_b_rows(sk, LD, lane, nt * 8, kk * 16, b);
-        mma_m16n8k16<T>(s[nt], aq, b);  // S = Q K^T
-        load_b_rows(sv, LD, lane, nt * 8, kk * 16, b);
-        mma_m16n8k16<T>(dp[nt], ado, b);  // dP = dO V^T
+      for (int nt = 0; nt < kKeyTiles8; nt += 2) {
+        uint32_t b0[2], b1[2];
+        load_b_rows2(sk, LD, lane, nt * 8, kk * 16, b0, b1);
+        mma_m16n8k16<T>(s[nt], aq, b0);  // S = Q K^T
+        mma_m16n8k16<T>(s[nt + 1], aq, b1);
+        load_b_rows2(sv, LD, lane, nt * 8, kk * 16, b0, b1);
+        mma_m16n8k16<T>(dp[nt], ado, b0);  // dP = dO V^T
+        mma_m16n8k16<T>(dp[nt + 1], ado, b1);
       }
     }
 
@@ -206,10 +167,11 @@ __global__ void __launch_bounds__(kMmaThreads)
       uint32_t ga[4];
       pack_a<T>(s, kk, ga);
       FPA_UNROLL
-      for (int dt = 0; dt < D / 8; ++dt) {
-        uint32_t b[2];
-        load_b_cols(sk, LD, lane, kk * 16, dt * 8, b);
-        mma_m16n8k16<T>(dqa[dt], ga, b);
+      for (int dt = 0; dt < D / 8; dt += 2) {
+        uint32_t b0[2], b1[2];
+        load_b_cols2(sk, LD, lane, kk * 16, dt * 8, b0, b1);
+        mma_m16n8k16<T>(dqa[dt], ga, b0);
+        mma_m16n8k16<T>(dqa[dt + 1], ga, b1);
       }
     }
   }
@@ -344,12 +306,14 @@ __global__ void __launch_bounds__(kMmaThreads)
         load_a(sk, LD, warp, lane, kk * 16, ak);
         load_a(sv, LD, warp, lane, kk * 16, av);
         FPA_UNROLL
-        for (int nt = 0; nt < kHalf; ++nt) {
-          uint32_t b[2];
-          load_b_rows(sq, LD, lane, (half * kHalf + nt) * 8, kk * 16, b);
-          mma_m16n8k16<T>(st[nt], ak, b);
-          load_b_rows(sdo, LD, lane, (half * kHalf + nt) * 8, kk * 16, b);
-          mma_m16n8k16<T>(dpt[nt], av, b);
+        for (int nt = 0; nt < kHalf; nt += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_rows2(sq, LD, lane, (half * kHalf + nt) * 8, kk * 16, b0, b1);
+          mma_m16n8k16<T>(st[nt], ak, b0);
+          mma_m16n8k16<T>(st[nt + 1], ak, b1);
+          load_b_rows2(sdo, LD, lane, (half * kHalf + nt) * 8, kk * 16, b0, b1);
+          mma_m16n8k16<T>(dpt[nt], av, b0);
+          mma_m16n8k16<T>(dpt[nt + 1], av, b1);
         }
       }
 
@@ -393,12 +357,14 @@ __global__ void __launch_bounds__(kMmaThreads)
         pack_a<T>(dpt, kh, ga);
         const int q0 = (half * kHalf / 2 + kh) * 16;
         FPA_UNROLL
-        for (int dt = 0; dt < D / 8; ++dt) {
-          uint32_t b[2];
-          load_b_cols(sdo, LD, lane, q0, dt * 8, b);
-          mma_m16n8k16<T>(dva[dt], pa, b);
-          load_b_cols(sq, LD, lane, q0, dt * 8, b);
-          mma_m16n8k16<T>(dka[dt], ga, b);
+        for (int dt = 0; dt < D / 8; dt += 2) {
+          uint32_t b0[2], b1[2];
+          load_b_cols2(sdo, LD, lane, q0, dt * 8, b0, b1);
+          mma_m16n8k16<T>(dva[dt], pa, b0);
+          mma_m16n8k16<T>(dva[dt + 1], pa, b1);
+          load_b_cols2(sq, LD, lane, q0, dt * 8, b0, b1);
+          mma_m16n8k16<T>(dka[dt], ga, b0);
+          mma_m16n8k16<T>(dka[dt + 1], ga, b1);
         }
       }
     }

@@ -20,8 +20,8 @@
 //               4 floats per lane) stays in registers, rescaled per row.
 // The field, the gates, the running minima and the log-sum-exps stay fp32, as in the other
 // kernels; p_ij is rounded to the input type for the product while the normaliser sums fp32 p_ij
-// (FlashAttention's choice). Left for tuning on a GPU: ldmatrix for the fragment loads (V's are
-// gathered two 16-bit loads at a time), cp.async double buffering of K and V, wider query tiles.
+// (FlashAttention's choice). Fragments come from shared memory by ldmatrix (V's transposed).
+// Left for tuning on a GPU: cp.async double buffering of K and V, wider query tiles.
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
@@ -84,13 +84,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 
   uint32_t qa[D / 16][4];
   FPA_UNROLL
-  for (int kk = 0; kk < D / 16; ++kk) {
-    const int c = kk * 16 + 2 * q4;
-    qa[kk][0] = load_pair(sq, row_of[0] * LD + c);
-    qa[kk][1] = load_pair(sq, row_of[1] * LD + c);
-    qa[kk][2] = load_pair(sq, row_of[0] * LD + c + 8);
-    qa[kk][3] = load_pair(sq, row_of[1] * LD + c + 8);
-  }
+  for (int kk = 0; kk < D / 16; ++kk) load_a(sq, LD, warp, lane, kk * 16, qa[kk]);
   A fox_row[2] = {A(0), A(0)};
   if (fox)
     FPA_UNROLL
@@ -118,19 +112,21 @@ __global__ void __launch_bounds__(kMmaThreads)
     if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
     __syncthreads();
 
-    // S = Q K^T: B = K^T, so b[0] holds K[key g][2q, 2q + 1] of the n-tile's keys.
+    // S = Q K^T: B = K^T, K's rows as they are (ldmatrix), two n-tiles a load.
     float s[kKeyTiles8][4];
     FPA_UNROLL
-    for (int nt = 0; nt < kKeyTiles8; ++nt) {
+    for (int nt = 0; nt < kKeyTiles8; ++nt)
       FPA_UNROLL
       for (int e = 0; e < 4; ++e) s[nt][e] = 0.0f;
-      const T* key = sk + (nt * 8 + g) * LD + 2 * q4;
+    FPA_UNROLL
+    for (int kk = 0; kk < D / 16; ++kk)
       FPA_UNROLL
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint32_t b[2] = {load_pair(key, kk * 16), load_pair(key, kk * 16 + 8)};
-        mma_m16n8k16<T>(s[nt], qa[kk], b);
+      for (int nt = 0; nt < kKeyTiles8; nt += 2) {
+        uint32_t b0[2], b1[2];
+        load_b_rows2(sk, LD, lane, nt * 8, kk * 16, b0, b1);
+        mma_m16n8k16<T>(s[nt], qa[kk], b0);
+        mma_m16n8k16<T>(s[nt + 1], qa[kk], b1);
       }
-    }
 
     // Scale, bias and mask; then the online softmax of this lane's two rows.
     A tile_max[2] = {-inf, -inf};
@@ -177,19 +173,17 @@ __global__ void __launch_bounds__(kMmaThreads)
     row[1].sum += tile_sum[1];
 
     // O += P V: the A fragment of keys [16 kk, 16 kk + 16) is S tiles 2 kk and 2 kk + 1 packed;
-    // b[0] holds V[keys 16 kk + 2q, + 1][column g of the n-tile], two 16-bit loads.
+    // V's B fragments by ldmatrix with its transpose, two n-tiles a load.
     FPA_UNROLL
     for (int kk = 0; kk < kTile / 16; ++kk) {
-      const uint32_t pa[4] = {pack2_of<T>(s[2 * kk][0], s[2 * kk][1]),
-                              pack2_of<T>(s[2 * kk][2], s[2 * kk][3]),
-                              pack2_of<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                              pack2_of<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-      const T* val = sv + (kk * 16 + 2 * q4) * LD + g;
+      uint32_t pa[4];
+      pack_a<T>(s, kk, pa);
       FPA_UNROLL
-      for (int vt = 0; vt < D / 8; ++vt) {
-        const uint32_t b[2] = {pack2<T>(val[vt * 8], val[LD + vt * 8]),
-                               pack2<T>(val[8 * LD + vt * 8], val[9 * LD + vt * 8])};
-        mma_m16n8k16<T>(o[vt], pa, b);
+      for (int vt = 0; vt < D / 8; vt += 2) {
+        uint32_t b0[2], b1[2];
+        load_b_cols2(sv, LD, lane, kk * 16, vt * 8, b0, b1);
+        mma_m16n8k16<T>(o[vt], pa, b0);
+        mma_m16n8k16<T>(o[vt + 1], pa, b1);
       }
     }
     // C for the next key tile (tj - 1) covers tiles tj .. ti - 1.
