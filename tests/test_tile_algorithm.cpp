@@ -10,6 +10,7 @@
 #include "tile_test_support.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -117,6 +118,35 @@ TEST(TileAlgorithm, GridFieldGivesTheSameBitsAtEveryOffset) {
       in.gate = grid + offset;
       EXPECT_TRUE(same_bits(run_tiles<float>(in, mode), base)) << name(mode) << " " << offset;
     }
+  }
+}
+
+// The GPU's field-tile scans by many threads (tile_bias.h: within chunks of kScanChunk, then
+// across chunks) give the one-thread scans' values and positions bit for bit: suffix minima of a
+// key tile and prefix minima of a query tile, any length up to the tile, fields of few levels
+// (many ties, where only the latest position is right) at any offset.
+RC_GTEST_PROP(TileAlgorithm, ChunkedMinimumScansEqualTheOneThreadScans, ()) {
+  constexpr int kTile = fpa::tiles::kTile;
+  const int len = *rc::gen::inRange(1, kTile + 1);
+  const int l0 = *rc::gen::inRange(0, 1000) * kTile;
+  const float offset = float(*rc::gen::inRange(-1000, 1001));
+  const auto levels = *rc::gen::container<std::vector<int>>(size_t(len), rc::gen::inRange(-3, 4));
+  float phi[kTile];
+  for (int l = 0; l < len; ++l) phi[l] = offset + 0.5f * float(levels[size_t(l)]);
+  fpa::tiles::MinAt<float> suffix[kTile], prefix[kTile], suffix_chunk[kTile], prefix_chunk[kTile];
+  fpa::tiles::key_tile_suffix_min(phi, l0, len, suffix);
+  fpa::tiles::query_tile_prefix_min(phi, l0, len, prefix);
+  for (int x = 0; x < len; ++x) {  // step 1 for every position, then step 2
+    suffix_chunk[x] = fpa::tiles::key_suffix_min_in_chunk(phi, l0, len, x);
+    prefix_chunk[x] = fpa::tiles::query_prefix_min_in_chunk(phi, l0, x);
+  }
+  for (int x = 0; x < len; ++x) {
+    const auto s = fpa::tiles::key_suffix_min_across_chunks(suffix_chunk, len, x);
+    const auto p = fpa::tiles::query_prefix_min_across_chunks(prefix_chunk, x);
+    RC_ASSERT(s.value == suffix[x].value);
+    RC_ASSERT(s.pos == suffix[x].pos);
+    RC_ASSERT(p.value == prefix[x].value);
+    RC_ASSERT(p.pos == prefix[x].pos);
   }
 }
 

@@ -96,16 +96,38 @@ __device__ void load_field(const Problem& p, const A* gate, int tile, FieldTile<
   for (int c = threadIdx.x; c < len; c += blockDim.x) f.phi[c] = gate[l0 + c];
   if (threadIdx.x == 0) f.inv_tau = A(1.0 / p.tau);
   __syncthreads();
-  // Four independent scans, one thread each.
-  if (threadIdx.x == 0) t::key_tile_suffix_min(f.phi, int(l0), len, f.suffix);
-  if (threadIdx.x == 1) t::query_tile_prefix_min(f.phi, int(l0), len, f.prefix);
-  if (threadIdx.x == 2) {
-    if (soft) t::key_tile_suffix_soft_sum(f.phi, len, f.inv_tau, f.suffix_soft);
-    else for (int c = 0; c < len; ++c) f.suffix_soft[c] = t::empty_soft_sum<A>();
-  }
-  if (threadIdx.x == 3) {
-    if (soft) t::query_tile_prefix_soft_sum(f.phi, len, f.inv_tau, f.prefix_soft);
-    else for (int c = 0; c < len; ++c) f.prefix_soft[c] = t::empty_soft_sum<A>();
+  // The minimum scans by every thread (tile_bias.h's two steps). Item x < kTile is key x's
+  // suffix, item x >= kTile query x - kTile's prefix; a thread takes items threadIdx.x and
+  // threadIdx.x + blockDim.x (blocks of 64 or 128 threads cover the 128 items). Step 1 into the
+  // arrays, step 2 into registers, written back after a barrier. The soft sums stay one thread
+  // each (floating sums: their order is the CPU's).
+  auto step1 = [&](int x) {
+    if (x < kTile && x < len) f.suffix[x] = t::key_suffix_min_in_chunk(f.phi, int(l0), len, x);
+    if (x >= kTile && x - kTile < len)
+      f.prefix[x - kTile] = t::query_prefix_min_in_chunk(f.phi, int(l0), x - kTile);
+  };
+  auto step2 = [&](int x) {
+    if (x < kTile) return x < len ? t::key_suffix_min_across_chunks(f.suffix, len, x) : t::empty_min<A>();
+    return x - kTile < len ? t::query_prefix_min_across_chunks(f.prefix, x - kTile) : t::empty_min<A>();
+  };
+  auto store = [&](int x, t::MinAt<A> m) {
+    if (x < kTile && x < len) f.suffix[x] = m;
+    if (x >= kTile && x - kTile < len) f.prefix[x - kTile] = m;
+  };
+  const int x0 = int(threadIdx.x), x1 = int(threadIdx.x + blockDim.x);
+  step1(x0);
+  if (x1 < 2 * kTile) step1(x1);
+  __syncthreads();
+  const t::MinAt<A> m0 = step2(x0), m1 = x1 < 2 * kTile ? step2(x1) : t::empty_min<A>();
+  __syncthreads();
+  store(x0, m0);
+  if (x1 < 2 * kTile) store(x1, m1);
+  if (soft) {
+    if (threadIdx.x == 2) t::key_tile_suffix_soft_sum(f.phi, len, f.inv_tau, f.suffix_soft);
+    if (threadIdx.x == 3) t::query_tile_prefix_soft_sum(f.phi, len, f.inv_tau, f.prefix_soft);
+  } else {
+    for (int c = threadIdx.x; c < len; c += blockDim.x)
+      f.suffix_soft[c] = f.prefix_soft[c] = t::empty_soft_sum<A>();
   }
   __syncthreads();
 }
