@@ -145,6 +145,42 @@ __device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) 
   a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
 }
 
+// The same copy without passing through registers: cp.async.cg (sm_80+), 16 bytes a thread, rows
+// past len zero-filled by the instruction (source size 0). The copies land when the thread
+// waits for their group (cp_async_wait) and the block meets at a barrier after it: until then
+// the tile must not be read. The emulation copies at once (it cannot show a missing wait).
+__device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
+#if defined(FPA_CUDA_EMULATION)
+  if (copy) memcpy(dst, src, 16);
+  else memset(dst, 0, 16);
+#elif defined(__CUDA_ARCH__)
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+               "r"(copy ? 16 : 0));
+#endif
+}
+// Closes the group of copies issued since the last commit.
+__device__ inline void cp_async_commit() {
+#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending> __device__ inline void cp_async_wait() {
+#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+#endif
+}
+template <class T, int D>
+__device__ inline void load_tile_async(const T* src, int64_t l0, int len, T* dst) {
+  static_assert(sizeof(T) == 2 && D % 8 == 0, "16-bit elements, rows of whole chunks");
+  constexpr int kChunks = D / 8, kLd = D + 8;
+  for (int e = threadIdx.x; e < kTile * kChunks; e += blockDim.x) {
+    const int r = e / kChunks, c = (e % kChunks) * 8;
+    cp_async_16(dst + r * kLd + c, src + (r < len ? (l0 + r) * D + c : 0), r < len);
+  }
+}
+
 // Reductions over the quad of lanes that share a row of a C fragment. Every lane of the block
 // must call them (warp-uniform code; the emulation needs the whole block).
 __device__ inline float quad_max(float x) {

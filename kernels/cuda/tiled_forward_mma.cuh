@@ -20,8 +20,9 @@
 //               4 floats per lane) stays in registers, rescaled per row.
 // The field, the gates, the running minima and the log-sum-exps stay fp32, as in the other
 // kernels; p_ij is rounded to the input type for the product while the normaliser sums fp32 p_ij
-// (FlashAttention's choice). Fragments come from shared memory by ldmatrix (V's transposed).
-// Left for tuning on a GPU: cp.async double buffering of K and V, wider query tiles.
+// (FlashAttention's choice). Fragments come from shared memory by ldmatrix (V's transposed);
+// K and V are double-buffered: the next key tile's copy (cp.async) runs under this one's products.
+// Left for tuning on a GPU: wider query tiles, the same pipelining in the backward.
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
@@ -46,8 +47,10 @@ inline bool aligned_16b(const void* a, const void* b, const void* c, const void*
   return off(a) == 0 && off(b) == 0 && off(c) == 0 && off(d) == 0;
 }
 
+// Q, two buffers each of K and V (the next key tile lands while this one is used), the diagonal
+// tile's FPA bias.
 template <class T> size_t forward_mma_smem(const Problem& p) {
-  return sizeof(T) * kTile * 3 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
+  return sizeof(T) * kTile * 5 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
 }
 
 template <class T, int D>
@@ -70,9 +73,11 @@ __global__ void __launch_bounds__(kMmaThreads)
 
   FPA_DYNAMIC_SMEM(smem);
   T* sq = reinterpret_cast<T*>(smem);  // kTile x LD
-  T* sk = sq + kTile * LD;             // kTile x LD
-  T* sv = sk + kTile * LD;             // kTile x LD
-  float* sb = reinterpret_cast<float*>(sv + kTile * LD);  // kTile x ld32(kTile): diagonal bias
+  // Buffer b of K at sq + (1 + b) kTile LD, of V at sq + (3 + b) kTile LD (kTile x LD each;
+  // arithmetic, not an array of pointers, which would sit in local memory).
+  auto sk_buf = [&](int b) { return sq + (1 + b) * kTile * LD; };
+  auto sv_buf = [&](int b) { return sq + (3 + b) * kTile * LD; };
+  float* sb = reinterpret_cast<float*>(sq + 5 * kTile * LD);  // kTile x ld32(kTile): diagonal bias
   __shared__ FieldTile<A> fq, fk;
   __shared__ A fox_col[kTile];
 
@@ -99,13 +104,28 @@ __global__ void __launch_bounds__(kMmaThreads)
   t::OnlineSoftmaxRow<A> row[2];  // sum: this lane's share of the row's
   t::Between<A> between = t::empty_between<A>();
 
-  for (int tj = ti; tj >= 0; --tj) {
+  // K and V of key tile tj, asynchronously into buffer b (cp.async, mma_fragments.cuh).
+  auto fetch = [&](int tj, int b) {
+    const int64_t j0 = int64_t(tj) * kTile;
+    const int cols = int(min(int64_t(kTile), n - j0));
+    load_tile_async<T, D>(k + bh * n * D, j0, cols, sk_buf(b));
+    load_tile_async<T, D>(v + bh * n * D, j0, cols, sv_buf(b));
+  };
+  fetch(ti, 0);
+  cp_async_commit();
+  for (int tj = ti, it = 0; tj >= 0; --tj, ++it) {
     const int64_t j0 = int64_t(tj) * kTile;
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
-    __syncthreads();  // the previous tile's readers are done
-    load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
-    load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
+    const T* sk = sk_buf(it % 2);
+    const T* sv = sv_buf(it % 2);
+    // The next tile's copies into the other buffer, which every thread finished reading at the
+    // barrier that closed the previous iteration; then wait for this tile's (all groups but the
+    // newest: a group is committed every iteration, empty on the last).
+    if (tj > 0) fetch(tj - 1, (it + 1) % 2);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
     if (fpa) load_field(p, gh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
@@ -189,6 +209,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     // C for the next key tile (tj - 1) covers tiles tj .. ti - 1.
     if (fpa && !diagonal)
       between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+    __syncthreads();  // this tile's K, V (and field) readers are done: the buffer is free
   }
 
   FPA_UNROLL
