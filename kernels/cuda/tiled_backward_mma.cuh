@@ -15,7 +15,8 @@
 // The sums are the same as the WMMA passes', in another order (per-lane partials, then the quad):
 // the results agree to fp32 rounding, and a run repeats bit for bit (no atomics; every order is
 // fixed). The Q, dO, K and V fragments are read from shared memory at each use (keeping them in
-// registers as well would spill at D = 128), by ldmatrix (mma_fragments.cuh).
+// registers as well would spill at D = 128), by ldmatrix (mma_fragments.cuh); the streamed tiles
+// (K and V in the dQ pass, Q and dO in the dK/dV pass) are double-buffered with cp.async.
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
@@ -45,11 +46,11 @@ __global__ void __launch_bounds__(kMmaThreads)
   const bool active[2] = {row_of[0] < rows, row_of[1] < rows};
 
   FPA_DYNAMIC_SMEM(smem);
-  T* sq = reinterpret_cast<T*>(smem);  // kTile x LD each
+  T* sq = reinterpret_cast<T*>(smem);  // kTile x LD each: Q, dO, then K and V double-buffered
   T* sdo = sq + kTile * LD;
-  T* sk = sdo + kTile * LD;
-  T* sv = sk + kTile * LD;
-  float* sb = reinterpret_cast<float*>(sv + kTile * LD);  // kTile x LB: FPA's diagonal bias
+  auto sk_buf = [&](int b) { return sq + (2 + b) * kTile * LD; };
+  auto sv_buf = [&](int b) { return sq + (4 + b) * kTile * LD; };
+  float* sb = reinterpret_cast<float*>(sq + 6 * kTile * LD);  // kTile x LB: FPA's diagonal bias
   A* pair = sb + kTile * LB;                               // per key tile J < I
   auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);
   t::SoftSum<A>* tile_soft = pair_soft + tiles;
@@ -78,13 +79,24 @@ __global__ void __launch_bounds__(kMmaThreads)
   A row_all[2] = {A(0), A(0)}, row_part[2] = {A(0), A(0)};
   t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
-  for (int tj = ti; tj >= 0; --tj) {
+  auto fetch = [&](int tj, int b) {  // K and V of key tile tj into buffer b, asynchronously
+    const int64_t j0 = int64_t(tj) * kTile;
+    const int cols = int(min(int64_t(kTile), n - j0));
+    load_tile_async<T, D>(k + bh * n * D, j0, cols, sk_buf(b));
+    load_tile_async<T, D>(v + bh * n * D, j0, cols, sv_buf(b));
+  };
+  fetch(ti, 0);
+  cp_async_commit();
+  for (int tj = ti, it = 0; tj >= 0; --tj, ++it) {
     const int64_t j0 = int64_t(tj) * kTile;
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
-    __syncthreads();  // the previous tile's readers are done
-    load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
-    load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
+    const T* sk = sk_buf(it % 2);
+    const T* sv = sv_buf(it % 2);
+    if (tj > 0) fetch(tj - 1, (it + 1) % 2);  // the other buffer, free since the last barrier
+    cp_async_commit();
+    cp_async_wait<1>();  // this tile's copies
+    __syncthreads();
     if (fpa) load_field(p, gh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
@@ -174,6 +186,7 @@ __global__ void __launch_bounds__(kMmaThreads)
         mma_m16n8k16<T>(dqa[dt + 1], ga, b1);
       }
     }
+    __syncthreads();  // this tile's readers are done: its buffer is free
   }
 
   FPA_UNROLL
@@ -243,11 +256,11 @@ __global__ void __launch_bounds__(kMmaThreads)
   const bool active[2] = {key_of[0] < cols, key_of[1] < cols};
 
   FPA_DYNAMIC_SMEM(smem);
-  T* sk = reinterpret_cast<T*>(smem);  // kTile x LD each
+  T* sk = reinterpret_cast<T*>(smem);  // kTile x LD each: K, V, then Q and dO double-buffered
   T* sv = sk + kTile * LD;
-  T* sq = sv + kTile * LD;
-  T* sdo = sq + kTile * LD;
-  float* sb = reinterpret_cast<float*>(sdo + kTile * LD);  // kTile x LB: diagonal bias, then e
+  auto sq_buf = [&](int b) { return sk + (2 + b) * kTile * LD; };
+  auto sdo_buf = [&](int b) { return sk + (4 + b) * kTile * LD; };
+  float* sb = reinterpret_cast<float*>(sk + 6 * kTile * LD);  // kTile x LB: diagonal bias, then e
   float* sg = sb + kTile * LB;                             // kTile x LB: the diagonal's g
   __shared__ A s_lse[kTile], s_delta[kTile], fox_row[kTile], s_col_all[kTile],
       s_col_part[kTile], s_gate[kTile];
@@ -266,13 +279,24 @@ __global__ void __launch_bounds__(kMmaThreads)
   A col_all[2] = {A(0), A(0)}, col_part[2] = {A(0), A(0)}, diag = A(0);  // diag: key tid's
   t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
-  for (int ti = tj; ti < tiles; ++ti) {
+  auto fetch = [&](int ti, int b) {  // Q and dO of query tile ti into buffer b, asynchronously
+    const int64_t i0 = int64_t(ti) * kTile;
+    const int rows = int(min(int64_t(kTile), n - i0));
+    load_tile_async<T, D>(q + bh * n * D, i0, rows, sq_buf(b));
+    load_tile_async<T, D>(dout + bh * n * D, i0, rows, sdo_buf(b));
+  };
+  fetch(tj, 0);
+  cp_async_commit();
+  for (int ti = tj, it = 0; ti < tiles; ++ti, ++it) {
     const int64_t i0 = int64_t(ti) * kTile;
     const int rows = int(min(int64_t(kTile), n - i0));
     const bool diagonal = ti == tj;
-    __syncthreads();  // the previous tile's readers are done
-    load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
-    load_tile_16b<T, D>(dout + bh * n * D, i0, rows, sdo);
+    const T* sq = sq_buf(it % 2);
+    const T* sdo = sdo_buf(it % 2);
+    if (ti + 1 < tiles) fetch(ti + 1, (it + 1) % 2);  // the other buffer, free since the last barrier
+    cp_async_commit();
+    cp_async_wait<1>();  // this tile's copies
+    __syncthreads();
     if (tid < kTile) {
       s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
       s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
@@ -387,6 +411,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     if (fpa && !diagonal)
       between =
           t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+    __syncthreads();  // this tile's readers are done: its buffer is free
   }
 
   FPA_UNROLL
@@ -431,12 +456,14 @@ __global__ void __launch_bounds__(kMmaThreads)
 // (mma_shape) with 16-byte aligned inputs; otherwise, or where the device cannot give a pass's shared memory, the WMMA
 // passes (which fall back to the scalar ones in turn).
 struct MmaPasses {
+  // Six kTile x D tiles each (two of them double-buffered), the diagonal's fp32 tiles, dQ's
+  // per-tile-pair arrays.
   template <class T> static size_t dkdv_smem(const Problem& p) {
-    return sizeof(T) * kTile * 4 * ld16(p.d) + sizeof(float) * kTile * 2 * ld32(kTile);
+    return sizeof(T) * kTile * 6 * ld16(p.d) + sizeof(float) * kTile * 2 * ld32(kTile);
   }
   template <class T> static size_t dq_smem(const Problem& p) {
     const size_t tiles = size_t(tiles_of(p));
-    return sizeof(T) * kTile * 4 * ld16(p.d) + sizeof(float) * (kTile * ld32(kTile) + 5 * tiles) +
+    return sizeof(T) * kTile * 6 * ld16(p.d) + sizeof(float) * (kTile * ld32(kTile) + 5 * tiles) +
            sizeof(int) * tiles;
   }
 
