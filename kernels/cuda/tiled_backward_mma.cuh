@@ -133,13 +133,8 @@ __global__ void __launch_bounds__(kMmaThreads)
         const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
         A g = A(0);
         if (active[h] && c < cols && !(diagonal && c > r)) {
-          A b = A(0);
-          if (fox)
-            b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c) : fox_row[h] + fox_col[c];
-          else if (fpa)
-            b = diagonal ? sb[r * LB + c]
-                         : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                                    fq.prefix[r].value, fk.phi[c]);
+          const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
+                                    fox ? fox_col[c] : A(0), sb, LB, r, c, fq, fk, between);
           const A pr = t::t_exp(scale * s[nt][e] + b - lse_r[h]);
           g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
           row_all[h] += g;
@@ -348,13 +343,9 @@ __global__ void __launch_bounds__(kMmaThreads)
           const int h = e / 2, c = key_of[h], r = (half * kHalf + nt) * 8 + 2 * q4 + e % 2;
           A pr = A(0), g = A(0);
           if (active[h] && r < rows && !(diagonal && c > r)) {
-            A b = A(0);
-            if (fox)
-              b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c) : fox_row[r] + fox_col[h];
-            else if (fpa)
-              b = diagonal ? sb[r * LB + c]
-                           : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                                      fq.prefix[r].value, fk.phi[c]);
+            const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c,
+                                      fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c, fq, fk,
+                                      between);
             pr = t::t_exp(scale * st[nt][e] + b - s_lse[r]);
             g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
             col_all[h] += g;

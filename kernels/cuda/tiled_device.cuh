@@ -148,6 +148,20 @@ __global__ void fox_prefix_kernel(const A* gate, double* prefix, int64_t heads, 
   for (int64_t l = 0; l < n; ++l) prefix[h * n + l] = s += double(gate[h * n + l]);
 }
 
+// Before a forward pass: FoX's prefix F into the start of the workspace (prefix stays null for
+// the other modes). 0, or the launch's error.
+template <class A>
+inline int launch_fox_prefix(const Problem& p, const A* gate, void* workspace, cudaStream_t s,
+                             double*& prefix) {
+  prefix = nullptr;
+  if (p.mode != Mode::Fox) return 0;
+  prefix = static_cast<double*>(workspace);
+  const int64_t heads = p.batch * p.heads;
+  FPA_LAUNCH(fox_prefix_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix, heads,
+             p.n);
+  return FPA_LAST_STATUS();
+}
+
 // ---- workspace -------------------------------------------------------------------------------
 inline size_t align_up(size_t b) { return (b + 255) / 256 * 256; }
 inline size_t acc_bytes(const Problem& p) {

@@ -92,13 +92,7 @@ int launch_forward(const Problem& p, const T* q, const T* k, const T* v, const A
                    T* out, Acc<T>* lse, void* workspace, cudaStream_t s) {
   using A = Acc<T>;
   double* prefix = nullptr;
-  if (p.mode == Mode::Fox) {
-    prefix = static_cast<double*>(workspace);
-    const int64_t heads = p.batch * p.heads;
-    FPA_LAUNCH(fox_prefix_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix, heads,
-               p.n);
-    if (int e = FPA_LAST_STATUS()) return e;
-  }
+  if (int e = launch_fox_prefix(p, gate, workspace, s, prefix)) return e;
   const size_t smem = sizeof(A) * kTile * (2 * padded(p.d) + padded(p.dv) + padded(kTile));
   if (int e = FPA_ALLOW_SMEM(forward_kernel<T>, smem)) return e;
   const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));

@@ -53,6 +53,22 @@ template <class T> size_t forward_mma_smem(const Problem& p) {
   return sizeof(T) * kTile * 5 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
 }
 
+// b_ij of one score in the register kernels (forward and both backward passes): FoX's
+// F_i - F_j, on the diagonal tile from the doubles, elsewhere the row part plus the column part
+// (tile_bias.h); FPA's path minimum minus phi_j, on the diagonal tile from the bias tile
+// (diag_bias: row r, leading dimension ld), elsewhere from the three parts; 0 for softmax.
+template <class A>
+__device__ inline A register_bias(Mode mode, bool diagonal, const double* F, int64_t i, int64_t j,
+                                  A fox_row, A fox_col, const float* diag_bias, int ld, int r,
+                                  int c, const FieldTile<A>& fq, const FieldTile<A>& fk,
+                                  const t::Between<A>& between) {
+  if (mode == Mode::Fox) return diagonal ? t::fox_diagonal_bias<A>(F, i, j) : fox_row + fox_col;
+  if (!is_fpa(mode)) return A(0);
+  return diagonal ? diag_bias[r * ld + c]
+                  : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
+                                             fq.prefix[r].value, fk.phi[c]);
+}
+
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
     forward_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
@@ -161,13 +177,8 @@ __global__ void __launch_bounds__(kMmaThreads)
         } else if (c >= cols || (diagonal && c > r)) {
           x = -inf;
         } else {
-          A b = A(0);
-          if (fox)
-            b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c) : fox_row[h] + fox_col[c];
-          else if (fpa)
-            b = diagonal ? sb[r * ld32(kTile) + c]
-                         : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                                    fq.prefix[r].value, fk.phi[c]);
+          const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
+                                    fox ? fox_col[c] : A(0), sb, ld32(kTile), r, c, fq, fk, between);
           x = scale * s[nt][e] + b;
         }
         s[nt][e] = x;
@@ -246,13 +257,7 @@ int launch_forward_mma(const Problem& p, const T* q, const T* k, const T* v, con
   if (!mma_shape<T>(p) || !aligned_16b(q, k, v) || smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
     return launch_forward_wmma<T>(p, q, k, v, gate, out, lse, workspace, s);
   double* prefix = nullptr;
-  if (p.mode == Mode::Fox) {
-    prefix = static_cast<double*>(workspace);
-    const int64_t heads = p.batch * p.heads;
-    FPA_LAUNCH(fox_prefix_kernel<float>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix,
-               heads, p.n);
-    if (int e = FPA_LAST_STATUS()) return e;
-  }
+  if (int e = launch_fox_prefix(p, gate, workspace, s, prefix)) return e;
   return p.d == 64 ? launch_forward_mma_at<T, 64>(p, q, k, v, gate, prefix, out, lse, smem, s)
                    : launch_forward_mma_at<T, 128>(p, q, k, v, gate, prefix, out, lse, smem, s);
 }

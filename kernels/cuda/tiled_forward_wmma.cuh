@@ -214,13 +214,7 @@ int launch_forward_wmma(const Problem& p, const T* q, const T* k, const T* v, co
   if (smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
     return launch_forward<T>(p, q, k, v, gate, out, lse, workspace, s);
   double* prefix = nullptr;
-  if (p.mode == Mode::Fox) {
-    prefix = static_cast<double*>(workspace);
-    const int64_t heads = p.batch * p.heads;
-    FPA_LAUNCH(fox_prefix_kernel<float>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix,
-               heads, p.n);
-    if (int e = FPA_LAST_STATUS()) return e;
-  }
+  if (int e = launch_fox_prefix(p, gate, workspace, s, prefix)) return e;
   if (int e = FPA_ALLOW_SMEM(forward_wmma_kernel<T>, smem)) return e;
   const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
   FPA_LAUNCH(forward_wmma_kernel<T>, grid, kWmmaThreads, smem, s, p, q, k, v, gate, prefix, out,
