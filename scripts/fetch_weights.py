@@ -49,10 +49,11 @@ def read_sums(path):
 
 
 def git(root, *args, binary=False):
-    done = subprocess.run(["git", "-C", root, *args], capture_output=True, text=not binary)
+    """git's standard output (bytes when binary); a failure is a WeightsError with its message."""
+    done = subprocess.run(["git", "-C", root, *args], capture_output=True)
     if done.returncode != 0:
-        raise WeightsError(f"git {' '.join(args[:2])}: {done.stderr.strip() if not binary else done.stderr.decode().strip()}")
-    return done.stdout
+        raise WeightsError(f"git {' '.join(args[:2])}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout if binary else done.stdout.decode()
 
 
 def history_of(root):

@@ -88,20 +88,61 @@ template <class T> __device__ inline uint32_t load_pair(const T* tile, int e) {
   return r;
 }
 
+// The cp.async copy (sm_80+) of 16 bytes a thread, without passing through registers; `copy`
+// false zero-fills (source size 0). The copies land when the thread waits for their group
+// (cp_async_wait) and the block meets at a barrier after it: until then the destination must
+// not be read. The emulation copies at once (it cannot show a missing wait).
+__device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
+#if defined(FPA_CUDA_EMULATION)
+  if (copy) memcpy(dst, src, 16);
+  else memset(dst, 0, 16);
+#elif defined(__CUDA_ARCH__)
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+               "r"(copy ? 16 : 0));
+#endif
+}
+// Closes the group of copies issued since the last commit.
+__device__ inline void cp_async_commit() {
+#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending> __device__ inline void cp_async_wait() {
+#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+#endif
+}
+
 // Rows [l0, l0 + len) of a (N, D) head into a kTile-row tile with leading dimension D + 8, rows
 // past len zero, in 16-byte chunks (8 elements; D a multiple of 8, so every row of the head and
-// of the tile starts 16-byte aligned): a quarter of the element-wise copy's instructions and no
-// division by a run-time width.
+// of the tile starts 16-byte aligned), asynchronously (cp.async: commit, wait, then a barrier
+// before reading).
 template <class T, int D>
-__device__ inline void load_tile_16b(const T* src, int64_t l0, int len, T* dst) {
+__device__ inline void load_tile_async(const T* src, int64_t l0, int len, T* dst) {
   static_assert(sizeof(T) == 2 && D % 8 == 0, "16-bit elements, rows of whole chunks");
   constexpr int kChunks = D / 8, kLd = D + 8;
   for (int e = threadIdx.x; e < kTile * kChunks; e += blockDim.x) {
     const int r = e / kChunks, c = (e % kChunks) * 8;
-    uint4 chunk = make_uint4(0u, 0u, 0u, 0u);
-    if (r < len) chunk = *reinterpret_cast<const uint4*>(src + (l0 + r) * D + c);
-    *reinterpret_cast<uint4*>(dst + r * kLd + c) = chunk;
+    cp_async_16(dst + r * kLd + c, src + (r < len ? (l0 + r) * D + c : 0), r < len);
   }
+}
+// The same rows of two (N, D) heads (K and V, or Q and dO) of tile `tile`, asynchronously.
+template <class T, int D>
+__device__ inline void load_tiles_async(const T* a, const T* b, int64_t n, int tile, T* dst_a,
+                                        T* dst_b) {
+  const int64_t l0 = int64_t(tile) * kTile;
+  const int len = int(min(int64_t(kTile), n - l0));
+  load_tile_async<T, D>(a, l0, len, dst_a);
+  load_tile_async<T, D>(b, l0, len, dst_b);
+}
+// The copy done before returning (a barrier is still needed before another thread reads it).
+template <class T, int D>
+__device__ inline void load_tile_16b(const T* src, int64_t l0, int len, T* dst) {
+  load_tile_async<T, D>(src, l0, len, dst);
+  cp_async_commit();
+  cp_async_wait<0>();
 }
 
 // A 16 x 16 A fragment of rows [16 w, 16 w + 16) (w the warp) and columns [c0, c0 + 16) of a
@@ -143,42 +184,6 @@ __device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) 
   a[1] = pack2_of<T>(x[2 * kk][2], x[2 * kk][3]);
   a[2] = pack2_of<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
   a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
-}
-
-// The same copy without passing through registers: cp.async.cg (sm_80+), 16 bytes a thread, rows
-// past len zero-filled by the instruction (source size 0). The copies land when the thread
-// waits for their group (cp_async_wait) and the block meets at a barrier after it: until then
-// the tile must not be read. The emulation copies at once (it cannot show a missing wait).
-__device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
-#if defined(FPA_CUDA_EMULATION)
-  if (copy) memcpy(dst, src, 16);
-  else memset(dst, 0, 16);
-#elif defined(__CUDA_ARCH__)
-  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-               "r"(copy ? 16 : 0));
-#endif
-}
-// Closes the group of copies issued since the last commit.
-__device__ inline void cp_async_commit() {
-#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-// Waits until at most `pending` of this thread's committed groups are still in flight.
-template <int pending> __device__ inline void cp_async_wait() {
-#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-#endif
-}
-template <class T, int D>
-__device__ inline void load_tile_async(const T* src, int64_t l0, int len, T* dst) {
-  static_assert(sizeof(T) == 2 && D % 8 == 0, "16-bit elements, rows of whole chunks");
-  constexpr int kChunks = D / 8, kLd = D + 8;
-  for (int e = threadIdx.x; e < kTile * kChunks; e += blockDim.x) {
-    const int r = e / kChunks, c = (e % kChunks) * 8;
-    cp_async_16(dst + r * kLd + c, src + (r < len ? (l0 + r) * D + c : 0), r < len);
-  }
 }
 
 // Reductions over the quad of lanes that share a row of a C fragment. Every lane of the block

@@ -27,6 +27,18 @@ __global__ void delta_kernel(Problem p, const T* __restrict__ out, const T* __re
   delta[i] = s;
 }
 
+// What the dQ pass keeps of tile pair (I, J < I) for the finish step: the between part's share of
+// the pair's logit gradients (sum), C's argmin and weight sum, and key tile J's weight sum.
+template <class A>
+__device__ void record_pair(int tj, A sum, const t::Between<A>& between, const FieldTile<A>& fk,
+                            A* pair, int* pair_pos, t::SoftSum<A>* pair_soft,
+                            t::SoftSum<A>* tile_soft) {
+  pair[tj] = sum;
+  pair_pos[tj] = between.min.pos;
+  pair_soft[tj] = between.soft;
+  tile_soft[tj] = fk.suffix_soft[0];
+}
+
 // The bias of entry (r, c) of an off-diagonal tile pair, or of the diagonal (FPA's diagonal rows
 // are precomputed into diag_bias by fpa_diagonal_row_bias).
 template <class A>
@@ -242,10 +254,7 @@ __global__ void __launch_bounds__(kTile)
       if (r == 0) {  // the pair's sum in thread order
         A sum = A(0);
         for (int x = 0; x < rows; ++x) sum += s_pair_row[x];
-        pair[tj] = sum;
-        pair_pos[tj] = between.min.pos;
-        pair_soft[tj] = between.soft;
-        tile_soft[tj] = fk.suffix_soft[0];
+        record_pair(tj, sum, between, fk, pair, pair_pos, pair_soft, tile_soft);
       }
       between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
     }

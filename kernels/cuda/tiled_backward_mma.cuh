@@ -25,6 +25,35 @@
 
 namespace fpa::cuda::tiled::detail {
 
+// The two products of a backward pass on the warp's 16 rows of a and a2 (row-major kTile x D
+// tiles): c = a b^T and c2 = a2 b2^T over N n-tiles of 8 rows of b and b2 from row n0 on
+// (dQ pass: S = Q K^T and dP = dO V^T; dK/dV pass: S^T = K Q^T and dP^T = V dO^T).
+template <class T, int D, int N>
+__device__ inline void two_products_abt(const T* a, const T* b, const T* a2, const T* b2, int warp,
+                                        int lane, int n0, float (&c)[N][4], float (&c2)[N][4]) {
+  constexpr int LD = D + 8;
+  FPA_UNROLL
+  for (int nt = 0; nt < N; ++nt)
+    FPA_UNROLL
+    for (int e = 0; e < 4; ++e) c[nt][e] = c2[nt][e] = 0.0f;
+  FPA_UNROLL
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t fa[4], fa2[4];
+    load_a(a, LD, warp, lane, kk * 16, fa);
+    load_a(a2, LD, warp, lane, kk * 16, fa2);
+    FPA_UNROLL
+    for (int nt = 0; nt < N; nt += 2) {
+      uint32_t f0[2], f1[2];
+      load_b_rows2(b, LD, lane, n0 + nt * 8, kk * 16, f0, f1);
+      mma_m16n8k16<T>(c[nt], fa, f0);
+      mma_m16n8k16<T>(c[nt + 1], fa, f1);
+      load_b_rows2(b2, LD, lane, n0 + nt * 8, kk * 16, f0, f1);
+      mma_m16n8k16<T>(c2[nt], fa2, f0);
+      mma_m16n8k16<T>(c2[nt + 1], fa2, f1);
+    }
+  }
+}
+
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
     dq_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
@@ -80,10 +109,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   auto fetch = [&](int tj, int b) {  // K and V of key tile tj into buffer b, asynchronously
-    const int64_t j0 = int64_t(tj) * kTile;
-    const int cols = int(min(int64_t(kTile), n - j0));
-    load_tile_async<T, D>(k + bh * n * D, j0, cols, sk_buf(b));
-    load_tile_async<T, D>(v + bh * n * D, j0, cols, sv_buf(b));
+    load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
   };
   fetch(ti, 0);
   cp_async_commit();
@@ -104,26 +130,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     __syncthreads();
 
     float s[kKeyTiles8][4], dp[kKeyTiles8][4];
-    FPA_UNROLL
-    for (int nt = 0; nt < kKeyTiles8; ++nt)
-      FPA_UNROLL
-      for (int e = 0; e < 4; ++e) s[nt][e] = dp[nt][e] = 0.0f;
-    FPA_UNROLL
-    for (int kk = 0; kk < D / 16; ++kk) {
-      uint32_t aq[4], ado[4];
-      load_a(sq, LD, warp, lane, kk * 16, aq);
-      load_a(sdo, LD, warp, lane, kk * 16, ado);
-      FPA_UNROLL
-      for (int nt = 0; nt < kKeyTiles8; nt += 2) {
-        uint32_t b0[2], b1[2];
-        load_b_rows2(sk, LD, lane, nt * 8, kk * 16, b0, b1);
-        mma_m16n8k16<T>(s[nt], aq, b0);  // S = Q K^T
-        mma_m16n8k16<T>(s[nt + 1], aq, b1);
-        load_b_rows2(sv, LD, lane, nt * 8, kk * 16, b0, b1);
-        mma_m16n8k16<T>(dp[nt], ado, b0);  // dP = dO V^T
-        mma_m16n8k16<T>(dp[nt + 1], ado, b1);
-      }
-    }
+    two_products_abt<T, D>(sq, sk, sdo, sv, warp, lane, 0, s, dp);  // S = Q K^T, dP = dO V^T
 
     A pair_row = A(0);
     FPA_UNROLL
@@ -161,10 +168,7 @@ __global__ void __launch_bounds__(kMmaThreads)
       if (tid == 0) {  // the pair's sum, warps in order
         A sum = A(0);
         for (int w = 0; w < kMmaWarps; ++w) sum += s_pair_warp[w];
-        pair[tj] = sum;
-        pair_pos[tj] = between.min.pos;
-        pair_soft[tj] = between.soft;
-        tile_soft[tj] = fk.suffix_soft[0];
+        record_pair(tj, sum, between, fk, pair, pair_pos, pair_soft, tile_soft);
       }
       between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
     }
@@ -275,10 +279,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   auto fetch = [&](int ti, int b) {  // Q and dO of query tile ti into buffer b, asynchronously
-    const int64_t i0 = int64_t(ti) * kTile;
-    const int rows = int(min(int64_t(kTile), n - i0));
-    load_tile_async<T, D>(q + bh * n * D, i0, rows, sq_buf(b));
-    load_tile_async<T, D>(dout + bh * n * D, i0, rows, sdo_buf(b));
+    load_tiles_async<T, D>(q + bh * n * D, dout + bh * n * D, n, ti, sq_buf(b), sdo_buf(b));
   };
   fetch(tj, 0);
   cp_async_commit();
@@ -315,26 +316,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     for (int half = 0; half < 2; ++half) {
       constexpr int kHalf = kKeyTiles8 / 2;
       float st[kHalf][4], dpt[kHalf][4];
-      FPA_UNROLL
-      for (int nt = 0; nt < kHalf; ++nt)
-        FPA_UNROLL
-        for (int e = 0; e < 4; ++e) st[nt][e] = dpt[nt][e] = 0.0f;
-      FPA_UNROLL
-      for (int kk = 0; kk < D / 16; ++kk) {
-        uint32_t ak[4], av[4];
-        load_a(sk, LD, warp, lane, kk * 16, ak);
-        load_a(sv, LD, warp, lane, kk * 16, av);
-        FPA_UNROLL
-        for (int nt = 0; nt < kHalf; nt += 2) {
-          uint32_t b0[2], b1[2];
-          load_b_rows2(sq, LD, lane, (half * kHalf + nt) * 8, kk * 16, b0, b1);
-          mma_m16n8k16<T>(st[nt], ak, b0);
-          mma_m16n8k16<T>(st[nt + 1], ak, b1);
-          load_b_rows2(sdo, LD, lane, (half * kHalf + nt) * 8, kk * 16, b0, b1);
-          mma_m16n8k16<T>(dpt[nt], av, b0);
-          mma_m16n8k16<T>(dpt[nt + 1], av, b1);
-        }
-      }
+      two_products_abt<T, D>(sk, sq, sv, sdo, warp, lane, half * kHalf * 8, st, dpt);
 
       FPA_UNROLL
       for (int nt = 0; nt < kHalf; ++nt)

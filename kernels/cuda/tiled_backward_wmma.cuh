@@ -308,10 +308,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
       if (tid == 0) {  // the pair's sum in thread order
         A sum = A(0);
         for (int x = 0; x < rows; ++x) sum += s_pair_row[x];
-        pair[tj] = sum;
-        pair_pos[tj] = between.min.pos;
-        pair_soft[tj] = between.soft;
-        tile_soft[tj] = fk.suffix_soft[0];
+        record_pair(tj, sum, between, fk, pair, pair_pos, pair_soft, tile_soft);
       }
       between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
     }

@@ -122,10 +122,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 
   // K and V of key tile tj, asynchronously into buffer b (cp.async, mma_fragments.cuh).
   auto fetch = [&](int tj, int b) {
-    const int64_t j0 = int64_t(tj) * kTile;
-    const int cols = int(min(int64_t(kTile), n - j0));
-    load_tile_async<T, D>(k + bh * n * D, j0, cols, sk_buf(b));
-    load_tile_async<T, D>(v + bh * n * D, j0, cols, sv_buf(b));
+    load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
   };
   fetch(ti, 0);
   cp_async_commit();
