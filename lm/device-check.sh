@@ -9,10 +9,9 @@
 #                                      data/brown/text may be carried too, else a corpus is generated)
 # Through the device tool: run(command="lm/device-check.sh", carry=["third_party"] (and
 # "data/brown/text" for Brown), timeout_s=600). The tool sends the tracked tree too, limited to
-# 64 MiB with the carried folders. The published weights are leaving main's tree
-# (results/weights/README.md); until the passkey ones (57 MiB) have left it, keep them from
-# travelling with `git sparse-checkout set --no-cone '/*' '!/results/weights/'` (restored by
-# `git sparse-checkout disable`). The rest of the tree is 41 MiB, third_party/ 14 MB, Brown 7 MB.
+# 64 MiB with the carried folders. The published weights live in history, out of the tree
+# (results/weights/README.md), and the test tracked_tree_under_64mib keeps the tracked tree under
+# 64 MiB; third_party/ is 14 MB, Brown 7 MB.
 #
 # Steps (each logged to its own file; every log is packed into $OUT/logs.tar.gz after each step,
 # so a killed call still returns what was done):

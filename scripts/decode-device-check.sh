@@ -13,7 +13,7 @@
 # timing.txt with each run's wall time. Exit status non-zero when a tool or a comparison fails.
 # DEVICE=cpu runs the mechanics on a machine without a GPU (both runs take the CPU path).
 # The weights it reads are filled by `make weights` (results/weights/README.md); through the device
-# tool (once they have all left main's tree), carry the five files it names
+# tool, carry the five files it names
 # (results/weights/passkey/{fpa,fox-b5,transformer}-s0.pt,
 # results/weights/lm/small-{fpa,fox}.pt), never the whole folder.
 set -euo pipefail
