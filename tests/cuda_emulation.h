@@ -2,17 +2,29 @@
 // kernels' headers (kernels/cuda/tiled_forward.cuh, tiled_backward.cuh), all compiled by g++.
 //
 // The execution model emulated: a launch runs its blocks one after another; a block runs its
-// threads as fibers (ucontext, one OS thread) that each run until they reach __syncthreads, and
-// continue only when every thread of the block has reached it, so a thread reads what the others
-// wrote before the barrier, as on the GPU. __shared__ variables are static (one copy, used by one
-// block at a time); dynamic shared memory is a fresh zeroed buffer per block. Memory is host
-// memory: the "device pointers" the launchers take are ordinary pointers.
+// threads as fibers (ucontext, one OS thread). Between two __syncthreads the block's warps run one
+// after another, each as far as it goes (to the barrier or its end), and within a warp the lanes
+// one after another up to the warp's next collective (shuffle, ldmatrix, mma, a wmma load or
+// store), which every lane of that warp must reach before any goes on. So a thread reads what
+// the others wrote before a barrier, or, within its warp, before a collective, as on the GPU.
+// __shared__ variables are static (one copy, used by one block at a time); dynamic shared memory
+// is a fresh zeroed buffer per block. Memory is host memory: the "device pointers" the launchers
+// take are ordinary pointers.
+//
+// The order of warps and of lanes is `fpa_emu::schedule`: ascending (the default) or descending.
+// A kernel that reads another thread's shared-memory write without a barrier (or, within a warp,
+// a collective) between them reads the value before the write in one order and after it in the
+// other, so running a kernel in both orders and comparing the bits finds such a race, on the
+// inputs given (tests/test_tiled_emulated.cpp does, for every tiled kernel). cp.async copies
+// (kernels/cuda/mma_fragments.cuh) land when their thread waits for their group: until then the
+// destination holds all-ones bytes (a NaN in every floating type), so a read before the wait, or
+// a copy issued into a buffer that another thread still reads, shows.
 //
 // What it checks: indexing, the tile order, the barriers (a block whose threads do not all reach
-// the same barriers is reported and aborts, where a GPU would hang or misbehave) and the
-// arithmetic of the kernel source itself. What it cannot: warp-level behaviour, timing, races
-// between threads of a block (fibers run in a fixed order, so a missing barrier between a write
-// and another thread's read can go unseen), and nvcc's code generation (FMA contraction).
+// the same barriers is reported and aborts, where a GPU would hang or misbehave), races as above,
+// and the arithmetic of the kernel source itself. What it cannot: timing, the hardware's own
+// orders (a race on values that happen to be equal goes unseen), and nvcc's code generation (FMA
+// contraction).
 #pragma once
 
 #define FPA_CUDA_EMULATION 1
@@ -51,12 +63,26 @@ inline dim3 block_dim{1, 1, 1};
 inline std::vector<unsigned char>* dynamic_smem = nullptr;
 inline size_t max_dynamic_smem = 227 * 1024;  // sm_90's; a test may lower it (sm_80: 163 KB)
 
+// The order in which a block's warps, and a warp's lanes, run (see the top of this file).
+enum class Schedule { Ascending, Descending };
+inline Schedule schedule = Schedule::Ascending;
+
+// A cp.async copy in flight: its destination, the 16 bytes it will write (the source as it was
+// when the copy was issued, or zeros), and its group (-1 until committed).
+struct AsyncCopy {
+  unsigned char* dst;
+  unsigned char bytes[16];
+  long group;
+};
+
 // The fibers of one block and their scheduler.
 struct Block {
-  enum State { Running, AtBarrier, Done };
+  enum State { Running, AtBarrier, AtWarpSync, Done };
   ucontext_t scheduler;
   std::vector<ucontext_t> fibers;
   std::vector<State> state;
+  std::vector<std::vector<AsyncCopy>> copies;  // per thread, in order of issue
+  std::vector<long> groups;                    // per thread: groups committed so far
   int current = 0;
 };
 
@@ -75,6 +101,37 @@ inline void sync_threads() {
   block->state[block->current] = Block::AtBarrier;
   swapcontext(&block->fibers[block->current], &block->scheduler);
 }
+// A warp collective's meeting point: back to the scheduler until every lane of the warp is here.
+inline void warp_sync() {
+  block->state[block->current] = Block::AtWarpSync;
+  swapcontext(&block->fibers[block->current], &block->scheduler);
+}
+
+// cp.async (cp.async.cg.shared.global, 16 bytes; `copy` false zero-fills), commit_group and
+// wait_group: the bytes land at the wait that covers their group (the newest `pending` committed
+// groups stay in flight; uncommitted copies too, as in PTX); until then the destination holds
+// all-ones bytes.
+inline void cp_async_16(void* dst, const void* src, bool copy) {
+  AsyncCopy c{static_cast<unsigned char*>(dst), {}, -1};
+  if (copy) std::memcpy(c.bytes, src, 16);
+  std::memset(dst, 0xff, 16);
+  block->copies[block->current].push_back(c);
+}
+inline void cp_async_commit() {
+  const long g = block->groups[block->current]++;
+  for (AsyncCopy& c : block->copies[block->current])
+    if (c.group < 0) c.group = g;
+}
+inline void cp_async_wait(int pending) {
+  auto& mine = block->copies[block->current];
+  const long landed = block->groups[block->current] - pending;  // groups [0, landed) complete
+  std::vector<AsyncCopy> in_flight;
+  for (const AsyncCopy& c : mine) {
+    if (c.group >= 0 && c.group < landed) std::memcpy(c.dst, c.bytes, 16);
+    else in_flight.push_back(c);
+  }
+  mine.swap(in_flight);
+}
 
 inline std::function<void()>* fiber_body = nullptr;
 inline void fiber_entry() {
@@ -82,11 +139,40 @@ inline void fiber_entry() {
   block->state[block->current] = Block::Done;  // uc_link returns to the scheduler
 }
 
-// Runs one block: every thread to its next barrier, then all of them on, until all are done.
+[[noreturn]] inline void fail(const char* what) {
+  std::fprintf(stderr, "cuda emulation: block (%u,%u): %s\n", block_idx.x, block_idx.y, what);
+  std::abort();
+}
+
+// Runs warp w's lanes (in the schedule's order) until each is at the block barrier or done,
+// meeting at every warp collective on the way.
+inline void run_warp(Block& b, unsigned w, unsigned threads) {
+  const unsigned first = 32 * w, lanes = std::min(32u, threads - first);
+  for (;;) {
+    for (unsigned i = 0; i < lanes; ++i) {
+      const unsigned t = first + (schedule == Schedule::Ascending ? i : lanes - 1 - i);
+      if (b.state[t] != Block::Running) continue;
+      b.current = int(t);
+      thread_idx = uint3{t % block_dim.x, (t / block_dim.x) % block_dim.y,
+                         t / (block_dim.x * block_dim.y)};
+      swapcontext(&b.scheduler, &b.fibers[t]);
+    }
+    const auto begin = b.state.begin() + first, end = begin + lanes;
+    const auto at_collective = std::count(begin, end, Block::AtWarpSync);
+    if (at_collective == 0) return;
+    if (at_collective != long(lanes))
+      fail("some lanes of a warp at a warp collective, the others at a barrier or returned");
+    std::fill(begin, end, Block::Running);
+  }
+}
+
+// Runs one block: each warp to the next barrier, then all of them on, until all are done.
 inline void run_block(unsigned threads, std::function<void()>& body) {
   Block b;
   b.fibers.resize(threads);
   b.state.assign(threads, Block::Running);
+  b.copies.resize(threads);
+  b.groups.assign(threads, 0);
   block = &b;
   fiber_body = &body;
   for (unsigned t = 0; t < threads; ++t) {
@@ -96,21 +182,13 @@ inline void run_block(unsigned threads, std::function<void()>& body) {
     b.fibers[t].uc_link = &b.scheduler;
     makecontext(&b.fibers[t], fiber_entry, 0);
   }
+  const unsigned warps = (threads + 31) / 32;
   for (;;) {
-    for (unsigned t = 0; t < threads; ++t) {
-      if (b.state[t] != Block::Running) continue;
-      b.current = int(t);
-      thread_idx = uint3{t % block_dim.x, (t / block_dim.x) % block_dim.y,
-                         t / (block_dim.x * block_dim.y)};
-      swapcontext(&b.scheduler, &b.fibers[t]);
-    }
+    for (unsigned i = 0; i < warps; ++i)
+      run_warp(b, schedule == Schedule::Ascending ? i : warps - 1 - i, threads);
     const auto waiting = std::count(b.state.begin(), b.state.end(), Block::AtBarrier);
     if (waiting == 0) break;  // all done
-    if (waiting != int(threads)) {
-      std::fprintf(stderr, "cuda emulation: block (%u,%u): %ld threads at a barrier, the others "
-                   "returned\n", block_idx.x, block_idx.y, long(waiting));
-      std::abort();
-    }
+    if (waiting != int(threads)) fail("some threads at a barrier, the others returned");
     std::fill(b.state.begin(), b.state.end(), Block::Running);
   }
   block = nullptr;
@@ -150,11 +228,12 @@ inline unsigned char* aligned_smem() {
 // matrix_b K x 16, the accumulator 16 x 16), computes the whole product and does the warp's
 // store; the other lanes only check the arguments (their fragments, zeros, mean nothing: the
 // kernels never read a fragment's elements, and their element-wise loops, such as the rounding
-// to TF32, run on every lane as on the GPU). The warp's threads run one after another between
-// barriers, lane 31 last, so its store follows every lane's loads: right for the kernels'
-// pattern (each tile loaded, then stored, once between two __syncthreads), not for a tile read
-// again after the store without a barrier. The API's preconditions are checked: 32-byte aligned
-// pointers, ldm a multiple of 16 bytes.
+// to TF32, run on every lane as on the GPU). A load or a store is a warp collective: every lane
+// of the warp reaches it before lane 31 reads or writes the tile, so it sees every lane's
+// earlier writes; a store's tile is written when lane 31 gets there, so another lane reading it
+// without a barrier in between reads it before or after the store depending on the schedule,
+// as on a GPU, where each lane stores its own part. The API's preconditions are checked: 32-byte
+// aligned pointers, ldm a multiple of 16 bytes.
 //
 // TF32 (wmma::precision::tf32, K = 8, fp32 in memory and in the fragments): __float_to_tf32 is
 // emulated as PTX's cvt.rna.tf32.f32, which the CUDA header's wmma::__float_to_tf32 uses: round
@@ -210,8 +289,10 @@ inline bool is_tf32(float x) {
   return (u & 0x1fffu) == 0 || std::isnan(x);
 }
 
-// Checks the arguments; true on the lane that does the warp's work.
+// Meets the warp's other lanes and checks the arguments; true on the lane that does the warp's
+// work.
 template <class T> inline bool check_tile(const T* p, unsigned ldm) {
+  ::fpa_emu::warp_sync();
   if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || (ldm * sizeof(T)) % 16 != 0) {
     std::fprintf(stderr, "cuda emulation: wmma tile at %p with ldm %u breaks the alignment rules\n",
                  static_cast<const void*>(p), ldm);
@@ -282,11 +363,11 @@ void mma_sync(fragment<accumulator, 16, 16, K, float>& d,
 }  // namespace nvcuda::wmma
 
 // ---- warp-level register exchange: __shfl_xor_sync and mma.sync m16n8k16 ---------------------
-// On a GPU the 32 lanes of a warp exchange registers in one instruction. Here every thread of the
-// block writes its registers into the block's exchange slots, all threads meet at the block
-// barrier, each reads what it needs, and all meet again before the slots are reused. So a kernel
-// must reach these collectives on every thread of the block, the same number of times (warp-
-// uniform and block-uniform code, as the register kernel is); otherwise the barrier check aborts.
+// On a GPU the 32 lanes of a warp exchange registers in one instruction. Here every lane writes
+// its registers into the warp's exchange slots, the warp's lanes meet (warp_sync), each reads
+// what it needs, and they meet again before the slots are reused. So a kernel must reach these
+// collectives on every lane of a warp, the same number of times (warp-uniform code, as PTX's
+// .sync.aligned instructions require); otherwise the scheduler reports the mismatch and aborts.
 // The m16n8k16 fragment layout is PTX's (ISA, "Matrix Fragments for mma.m16n8k16"): with
 // g = lane / 4 and q = lane % 4, A (16 x 16, row-major) reg0 = rows g, columns 2q, 2q + 1;
 // reg1 = row g + 8; reg2 = row g, columns + 8; reg3 = row g + 8, columns + 8. B (16 x 8,
@@ -305,10 +386,10 @@ template <class V> V shfl_xor(V v, int lane_mask) {
   static uint64_t slot[kMaxThreads];
   const unsigned t = linear_thread();
   std::memcpy(&slot[t], &v, sizeof v);
-  sync_threads();
+  warp_sync();
   V out;
   std::memcpy(&out, &slot[(t & ~31u) | ((t % 32) ^ unsigned(lane_mask))], sizeof out);
-  sync_threads();
+  warp_sync();
   return out;
 }
 template <class T> float half_of(uint32_t reg, int which) {
@@ -327,7 +408,7 @@ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
   std::memcpy(mine.b, b, sizeof mine.b);
   std::memcpy(mine.c, c, sizeof mine.c);
   slot[t] = mine;
-  sync_threads();
+  warp_sync();
   auto a_at = [&](int row, int k) {  // A (row, k) from the lane and register holding it
     const Regs& r = slot[warp0 + (row % 8) * 4 + (k % 8) / 2];
     return half_of<T>(r.a[(row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0)], k % 2);
@@ -343,7 +424,7 @@ void mma_m16n8k16(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2])
     for (int k = 0; k < 16; ++k) s += a_at(row, k) * b_at(k, col);
     d[i] = s;
   }
-  sync_threads();
+  warp_sync();
   std::memcpy(c, d, sizeof d);
 }
 // ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: four 8 x 8 matrices of 16-bit elements,
@@ -358,7 +439,7 @@ inline void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans) {
     std::abort();
   }
   slot[t] = static_cast<const unsigned char*>(row_address);
-  sync_threads();
+  warp_sync();
   uint32_t out[4];
   for (int i = 0; i < 4; ++i) {
     uint16_t lo, hi;
@@ -372,7 +453,7 @@ inline void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans) {
     }
     out[i] = uint32_t(lo) | (uint32_t(hi) << 16);
   }
-  sync_threads();
+  warp_sync();
   std::memcpy(r, out, sizeof out);
 }
 }  // namespace fpa_emu

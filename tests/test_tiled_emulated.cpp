@@ -1,13 +1,16 @@
 // The tiled CUDA kernels' own source (kernels/cuda/tiled_forward.cuh, tiled_backward.cuh, with
-// their launchers) run on the CPU under tests/cuda_emulation.h: each block's 64 threads as
-// fibers meeting at __syncthreads. So the kernels run here, where there is no GPU:
+// their launchers) run on the CPU under tests/cuda_emulation.h: each block's threads as fibers
+// meeting at __syncthreads (and a warp's lanes at its collectives), in ascending or descending
+// order. So the kernels run here, where there is no GPU:
 //   - against the CPU run of the tile algorithm (tile_simulation.h), in float64 and float32: the
 //     same functions in the same order, compiled by the same compiler, so the same bits;
 //   - against the float64 reference in float64, float32, bfloat16 and float16 (the inputs
 //     rounded to the type, the gate in float), tolerances 1e-10, 2e-5, 2e-2 and 4e-3;
 //   - float32 on (emulated) TF32 tensor cores, the default for float32 on the GPU, against the
 //     float64 reference on the float32 inputs, tolerance tf32_tolerance() (tiled_test_support.h),
-//     gradients included; exact float32 (the scalar kernels) stays bitwise the CPU tile run.
+//     gradients included; exact float32 (the scalar kernels) stays bitwise the CPU tile run;
+//   - in both thread orders, for the same bits: races within a block, and cp.async reads before
+//     their wait.
 // What it cannot show: anything of nvcc's code generation or of the hardware (see
 // cuda_emulation.h); test_tiled_cuda does that on a GPU.
 #include "tiled_test_support.h"
@@ -342,9 +345,19 @@ TEST(TiledEmulated, RegisterKernelsTakeOnly16ByteAlignedInputs) {
   EXPECT_FALSE(tiled::detail::aligned_16b(buffer, buffer + 8, buffer + 16, buffer + 4));
 }
 
+// A field with a valley in the middle tiles (positions 64 to 159 lowered by 4), so that for
+// queries in the last tiles and keys in the first FPA's path minimum lies strictly between them
+// and its gradient goes through the between part C (random fields rarely send it there).
+Inputs valley_case(const Shape& s, Mode mode, uint64_t seed) {
+  Inputs in = make_case(s, mode, Gate::Random, seed);
+  in.gate = in.gate * 0.25;
+  in.gate.slice(2, 64, std::min<int64_t>(160, s.n)).sub_(4.0);
+  in.gate = in.gate.to(at::kFloat).to(at::kDouble);
+  return in;
+}
+
 // FPA's gate gradient through the between part C on the register passes: a valley in the
-// middle tiles (positions 64 to 159 lowered by 4), so that for queries in the last tiles and keys
-// in the first the path minimum lies strictly between them, and the dQ pass's pair sums (over a
+// middle tiles (valley_case), and the dQ pass's pair sums (over a
 // warp by shuffles, then over the warps) carry the gradient of those scores to the valley's
 // argmin (a pass that dropped the pair sums, or summed one lane's instead of the warp's, passed
 // the random fields above). Both FPA modes, D 64 and 128, n = 200 (4 tiles).
@@ -354,16 +367,53 @@ TEST(TiledEmulated, RegisterPassesAttributeTheBetweenPart) {
   for (int64_t d : {64, 128}) {
     for (Mode mode : {Mode::FpaExact, Mode::FpaSoft}) {
       const Shape s{1, 2, 200, d};
-      Inputs in = make_case(s, mode, Gate::Random, seed++);
-      in.gate = in.gate * 0.25;
-      in.gate.slice(2, 64, 160).sub_(4.0);
-      in.gate = in.gate.to(at::kFloat).to(at::kDouble);
+      const Inputs in = valley_case(s, mode, seed++);
       check_against_reference<__nv_bfloat16>(in, mode, Gate::Random, s, worst[0], true);
       check_against_reference<__half>(in, mode, Gate::Random, s, worst[1], true);
     }
   }
   std::printf("worst relative error vs reference: bfloat16 %.3g, float16 %.3g\n", worst[0],
               worst[1]);
+}
+
+// Races between a block's threads: every kind of tiled kernel run with its warps and lanes in
+// ascending and in descending order (cuda_emulation.h) gives the same bits, finite. A read of
+// another thread's shared-memory write with no barrier (or warp collective) between them sees the
+// write in one order and not in the other; a cp.async destination read before its wait, or
+// overwritten while another warp still reads it, reads NaN. Every mode, a field with ties, three
+// query and key tiles (the double buffers' both halves, the diagonal tile and the others).
+template <class T> void expect_order_free(Mode mode, int64_t d, bool tensor_cores, uint64_t seed,
+                                          const char* kernels, bool valley = false) {
+  // The valley's between part needs a full query tile past it (every warp holding rows).
+  const Shape s{1, 1, valley ? 192 : 130, d};
+  const Gate gate = mode == Mode::Softmax || valley ? Gate::Random : Gate::Integer;
+  const Inputs in = rounded<T>(valley ? valley_case(s, mode, seed) : make_case(s, mode, gate, seed));
+  struct Restore { ~Restore() { fpa_emu::schedule = fpa_emu::Schedule::Ascending; } } restore;
+  fpa_emu::schedule = fpa_emu::Schedule::Ascending;
+  const TileResult ascending = run_emulated<T>(in, mode, tensor_cores);
+  fpa_emu::schedule = fpa_emu::Schedule::Descending;
+  const TileResult descending = run_emulated<T>(in, mode, tensor_cores);
+  const std::string what = describe(mode, gate, s, scalar_of<T>(), 0.0) + " " + kernels;
+  EXPECT_TRUE(same_bits(ascending, descending)) << what << ": the thread order changes the result";
+  for (const at::Tensor& t : {ascending.r.out, ascending.lse, ascending.r.dq, ascending.r.dk,
+                              ascending.r.dv, ascending.r.dgate})
+    if (t.defined()) EXPECT_TRUE(t.isfinite().all().item<bool>()) << what << ": not finite";
+}
+
+TEST(TiledEmulated, EveryKernelGivesTheSameBitsInEitherThreadOrder) {
+  uint64_t seed = 4900;
+  for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
+    expect_order_free<double>(mode, 16, false, seed++, "scalar");
+    expect_order_free<float>(mode, 16, false, seed++, "scalar");
+    expect_order_free<float>(mode, 32, true, seed++, "WMMA (TF32)");
+    expect_order_free<__half>(mode, 32, true, seed++, "WMMA");
+    expect_order_free<__nv_bfloat16>(mode, 64, true, seed++, "register");
+  }
+  expect_order_free<__half>(Mode::FpaExact, 128, true, seed++, "register");
+  for (Mode mode : {Mode::FpaExact, Mode::FpaSoft}) {  // the pair sums of the between part
+    expect_order_free<__nv_bfloat16>(mode, 64, true, seed++, "register, valley", true);
+    expect_order_free<float>(mode, 32, true, seed++, "WMMA (TF32), valley", true);
+  }
 }
 
 // On a device with less shared memory (sm_80: 163 KB), the WMMA dK/dV pass at D = 112 (~170 KB;

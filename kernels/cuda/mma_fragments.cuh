@@ -91,11 +91,11 @@ template <class T> __device__ inline uint32_t load_pair(const T* tile, int e) {
 // The cp.async copy (sm_80+) of 16 bytes a thread, without passing through registers; `copy`
 // false zero-fills (source size 0). The copies land when the thread waits for their group
 // (cp_async_wait) and the block meets at a barrier after it: until then the destination must
-// not be read. The emulation copies at once (it cannot show a missing wait).
+// not be read. The emulation lands them at the wait, the destination all-ones bytes (NaN) until
+// then, so a missing wait or barrier shows on the CPU (tests/cuda_emulation.h).
 __device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
 #if defined(FPA_CUDA_EMULATION)
-  if (copy) memcpy(dst, src, 16);
-  else memset(dst, 0, 16);
+  ::fpa_emu::cp_async_16(dst, src, copy);
 #elif defined(__CUDA_ARCH__)
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
@@ -104,13 +104,17 @@ __device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
 }
 // Closes the group of copies issued since the last commit.
 __device__ inline void cp_async_commit() {
-#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
+#if defined(FPA_CUDA_EMULATION)
+  ::fpa_emu::cp_async_commit();
+#elif defined(__CUDA_ARCH__)
   asm volatile("cp.async.commit_group;\n" ::);
 #endif
 }
 // Waits until at most `pending` of this thread's committed groups are still in flight.
 template <int pending> __device__ inline void cp_async_wait() {
-#if !defined(FPA_CUDA_EMULATION) && defined(__CUDA_ARCH__)
+#if defined(FPA_CUDA_EMULATION)
+  ::fpa_emu::cp_async_wait(pending);
+#elif defined(__CUDA_ARCH__)
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 #endif
 }
@@ -186,8 +190,8 @@ __device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) 
   a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
 }
 
-// Reductions over the quad of lanes that share a row of a C fragment. Every lane of the block
-// must call them (warp-uniform code; the emulation needs the whole block).
+// Reductions over the quad of lanes that share a row of a C fragment. Every lane of the warp
+// must call them (warp-uniform code, as __shfl_xor_sync's full mask says; the emulation checks).
 __device__ inline float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
