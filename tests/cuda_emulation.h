@@ -7,9 +7,10 @@
 // one after another up to the warp's next collective (shuffle, ldmatrix, mma, a wmma load or
 // store), which every lane of that warp must reach before any goes on. So a thread reads what
 // the others wrote before a barrier, or, within its warp, before a collective, as on the GPU.
-// __shared__ variables are static (one copy, used by one block at a time); dynamic shared memory
-// is a fresh zeroed buffer per block. Memory is host memory: the "device pointers" the launchers
-// take are ordinary pointers.
+// __shared__ variables are static (one copy, used by one block at a time, so a block starts with
+// the last one's values); dynamic shared memory is a fresh buffer per block of all-ones bytes (NaN
+// in every floating type: undefined on a GPU, so a kernel that reads it before writing it shows).
+// Memory is host memory: the "device pointers" the launchers take are ordinary pointers.
 //
 // The order of warps and of lanes is `fpa_emu::schedule`: ascending (the default) or descending.
 // A kernel that reads another thread's shared-memory write without a barrier (or, within a warp,
@@ -209,7 +210,7 @@ void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... arg
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         block_idx = uint3{x, y, z};
-        buffer.assign(smem + 128, 0);
+        buffer.assign(smem + 128, 0xff);  // undefined on a GPU: NaN bytes here
         run_block(threads, body);
       }
 }
