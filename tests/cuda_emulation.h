@@ -8,11 +8,12 @@
 // store), which every lane of that warp must reach before any goes on. So a thread reads what
 // the others wrote before a barrier, or, within its warp, before a collective, as on the GPU.
 // __shared__ variables are static (one copy, used by one block at a time, so a block starts with
-// the last one's values); dynamic shared memory is a fresh buffer per block of all-ones bytes (NaN
+// the previous block's values, which the schedule's block order changes); dynamic shared memory is a fresh buffer per block of all-ones bytes (NaN
 // in every floating type: undefined on a GPU, so a kernel that reads it before writing it shows).
 // Memory is host memory: the "device pointers" the launchers take are ordinary pointers.
 //
-// The order of warps and of lanes is `fpa_emu::schedule`: ascending (the default) or descending.
+// The order of blocks, warps and lanes is `fpa_emu::schedule`: ascending (the default) or
+// descending.
 // A kernel that reads another thread's shared-memory write without a barrier (or, within a warp,
 // a collective) between them reads the value before the write in one order and after it in the
 // other, so running a kernel in both orders and comparing the bits finds such a race, on the
@@ -206,13 +207,15 @@ void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... arg
   std::vector<unsigned char> buffer;
   dynamic_smem = &buffer;
   std::function<void()> body = [&] { kernel(args...); };
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        block_idx = uint3{x, y, z};
-        buffer.assign(smem + 128, 0xff);  // undefined on a GPU: NaN bytes here
-        run_block(threads, body);
-      }
+  const unsigned blocks = grid.x * grid.y * grid.z;
+  for (unsigned i = 0; i < blocks; ++i) {
+    // Blocks in the schedule's order too: a static __shared__ read before it is written holds
+    // the previous block's values, and which block that is depends on the order.
+    const unsigned b = schedule == Schedule::Ascending ? i : blocks - 1 - i;
+    block_idx = uint3{b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y)};
+    buffer.assign(smem + 128, 0xff);  // undefined on a GPU: NaN bytes here
+    run_block(threads, body);
+  }
 }
 
 inline unsigned char* aligned_smem() {

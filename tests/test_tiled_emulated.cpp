@@ -376,16 +376,18 @@ TEST(TiledEmulated, RegisterPassesAttributeTheBetweenPart) {
               worst[1]);
 }
 
-// Races between a block's threads: every kind of tiled kernel run with its warps and lanes in
-// ascending and in descending order (cuda_emulation.h) gives the same bits, finite. A read of
-// another thread's shared-memory write with no barrier (or warp collective) between them sees the
-// write in one order and not in the other; a cp.async destination read before its wait, or
-// overwritten while another warp still reads it, reads NaN. Every mode, a field with ties, three
-// query and key tiles (the double buffers' both halves, the diagonal tile and the others).
+// Races between a block's threads: every kind of tiled kernel run with its blocks, warps and
+// lanes in ascending and in descending order (cuda_emulation.h) gives the same bits, finite. A
+// read of another thread's shared-memory write with no barrier (or warp collective) between them
+// sees the write in one order and not in the other, as does a read of a static __shared__ value
+// left by the previous block; a cp.async destination read before its wait, or overwritten while
+// another warp still reads it, reads NaN, as does dynamic shared memory never written. Every
+// mode, a field with ties, two heads of three query and key tiles (the double buffers' both
+// halves, the diagonal tile and the others).
 template <class T> void expect_order_free(Mode mode, int64_t d, bool tensor_cores, uint64_t seed,
                                           const char* kernels, bool valley = false) {
   // The valley's between part needs a full query tile past it (every warp holding rows).
-  const Shape s{1, 1, valley ? 192 : 130, d};
+  const Shape s{1, 2, valley ? 192 : 130, d};
   const Gate gate = mode == Mode::Softmax || valley ? Gate::Random : Gate::Integer;
   const Inputs in = rounded<T>(valley ? valley_case(s, mode, seed) : make_case(s, mode, gate, seed));
   struct Restore { ~Restore() { fpa_emu::schedule = fpa_emu::Schedule::Ascending; } } restore;
