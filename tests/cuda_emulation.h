@@ -8,19 +8,19 @@
 // store), which every lane of that warp must reach before any goes on. So a thread reads what
 // the others wrote before a barrier, or, within its warp, before a collective, as on the GPU.
 // __shared__ variables are static (one copy, used by one block at a time, so a block starts with
-// the previous block's values, which the schedule's block order changes); dynamic shared memory is a fresh buffer per block of all-ones bytes (NaN
-// in every floating type: undefined on a GPU, so a kernel that reads it before writing it shows).
-// Memory is host memory: the "device pointers" the launchers take are ordinary pointers.
+// the previous block's values, which the schedule's block order changes); dynamic shared memory
+// is a fresh buffer per block of all-ones bytes (NaN in every floating type: undefined on a GPU,
+// so a kernel that reads it before writing it shows). Memory is host memory: the "device
+// pointers" the launchers take are ordinary pointers.
 //
 // The order of blocks, warps and lanes is `fpa_emu::schedule`: ascending (the default) or
-// descending.
-// A kernel that reads another thread's shared-memory write without a barrier (or, within a warp,
-// a collective) between them reads the value before the write in one order and after it in the
-// other, so running a kernel in both orders and comparing the bits finds such a race, on the
-// inputs given (tests/test_tiled_emulated.cpp does, for every tiled kernel). cp.async copies
-// (kernels/cuda/mma_fragments.cuh) land when their thread waits for their group: until then the
-// destination holds all-ones bytes (a NaN in every floating type), so a read before the wait, or
-// a copy issued into a buffer that another thread still reads, shows.
+// descending. A kernel that reads another thread's shared-memory write without a barrier (or,
+// within a warp, a collective) between them reads the value before the write in one order and
+// after it in the other, so running a kernel in both orders and comparing the bits finds such a
+// race, on the inputs given (tests/test_tiled_emulated.cpp does, for every tiled kernel).
+// cp.async copies (kernels/cuda/mma_fragments.cuh) land when their thread waits for their group:
+// until then the destination holds all-ones bytes (a NaN in every floating type), so a read
+// before the wait, or a copy issued into a buffer that another thread still reads, shows.
 //
 // What it checks: indexing, the tile order, the barriers (a block whose threads do not all reach
 // the same barriers is reported and aborts, where a GPU would hang or misbehave), races as above,
@@ -65,7 +65,7 @@ inline dim3 block_dim{1, 1, 1};
 inline std::vector<unsigned char>* dynamic_smem = nullptr;
 inline size_t max_dynamic_smem = 227 * 1024;  // sm_90's; a test may lower it (sm_80: 163 KB)
 
-// The order in which a block's warps, and a warp's lanes, run (see the top of this file).
+// The order in which a launch's blocks, a block's warps and a warp's lanes run (see the top).
 enum class Schedule { Ascending, Descending };
 inline Schedule schedule = Schedule::Ascending;
 

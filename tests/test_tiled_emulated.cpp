@@ -389,7 +389,8 @@ template <class T> void expect_order_free(Mode mode, int64_t d, bool tensor_core
   // The valley's between part needs a full query tile past it (every warp holding rows).
   const Shape s{1, 2, valley ? 192 : 130, d};
   const Gate gate = mode == Mode::Softmax || valley ? Gate::Random : Gate::Integer;
-  const Inputs in = rounded<T>(valley ? valley_case(s, mode, seed) : make_case(s, mode, gate, seed));
+  const Inputs in =
+      rounded<T>(valley ? valley_case(s, mode, seed) : make_case(s, mode, gate, seed));
   struct Restore { ~Restore() { fpa_emu::schedule = fpa_emu::Schedule::Ascending; } } restore;
   fpa_emu::schedule = fpa_emu::Schedule::Ascending;
   const TileResult ascending = run_emulated<T>(in, mode, tensor_cores);

@@ -52,10 +52,11 @@ def main():
         by_folder = collections.Counter()
         for path, size in blobs:
             by_folder["/".join(path.split("/")[:2])] += size
-        largest = ", ".join(f"{folder} {size / MIB:.1f}" for folder, size in by_folder.most_common(3))
-        print(f"error: the tracked tree is {total / MIB:.1f} MiB, over the {args.limit_mib:g} MiB limit "
-              f"(largest, MiB: {largest}); published weights belong in history "
-              f"(results/weights/README.md)", file=sys.stderr)
+        largest = ", ".join(f"{folder} {size / MIB:.1f}"
+                            for folder, size in by_folder.most_common(3))
+        print(f"error: the tracked tree is {total / MIB:.1f} MiB, over the "
+              f"{args.limit_mib:g} MiB limit (largest, MiB: {largest}); published weights "
+              f"belong in history (results/weights/README.md)", file=sys.stderr)
         return 1
     print(f"tracked tree: {total / MIB:.1f} MiB in {len(blobs)} files "
           f"(limit {args.limit_mib:g} MiB)")
