@@ -39,6 +39,28 @@ __device__ void record_pair(int tj, A sum, const t::Between<A>& between, const F
   tile_soft[tj] = fk.suffix_soft[0];
 }
 
+// The dQ pass's end for FPA, shared by its three kernels: once query tile ti's row parts are in
+// s_row_part and s_gate is zeroed (after a barrier), the P_I parts go to the rows' argmins
+// (exact: into s_gate; straight-through: thread tid's row share, returned) and the between
+// part's per-pair sums (record_pair) to tile ti's row of the T x T buffer. A barrier must follow
+// before s_gate is read.
+template <class A>
+__device__ A query_tile_gate_parts(const Problem& p, const FieldTile<A>& fq, int ti, int64_t i0,
+                                   int rows, int tid, const A* s_row_part, A* s_gate,
+                                   const A* pair, const int* pair_pos,
+                                   const t::SoftSum<A>* pair_soft, const t::SoftSum<A>* tile_soft,
+                                   A* to_tiles_row) {
+  if (p.mode == Mode::FpaExact) {
+    if (tid == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
+    if (tid == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
+    return A(0);
+  }
+  for (int kt = tid; kt < ti; kt += blockDim.x)
+    to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
+  if (tid >= rows) return A(0);
+  return t::soft_query_tile_spread_at(tid, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
+}
+
 // The bias of entry (r, c) of an off-diagonal tile pair, or of the diagonal (FPA's diagonal rows
 // are precomputed into diag_bias by fpa_diagonal_row_bias).
 template <class A>
@@ -270,18 +292,9 @@ __global__ void __launch_bounds__(kTile)
   s_row_part[r] = row_part;
   s_gate[r] = A(0);
   __syncthreads();
-  A* to_tiles_row = to_tiles + (bh * tiles + ti) * int64_t(tiles);
-  A spread = A(0);
-  if (p.mode == Mode::FpaExact) {
-    if (r == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
-    if (r == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
-  } else {
-    if (active)
-      spread =
-          t::soft_query_tile_spread_at(r, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
-    for (int kt = r; kt < ti; kt += blockDim.x)
-      to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
-  }
+  const A spread = query_tile_gate_parts(p, fq, ti, i0, rows, r, s_row_part, s_gate, pair,
+                                         pair_pos, pair_soft, tile_soft,
+                                         to_tiles + (bh * tiles + ti) * int64_t(tiles));
   __syncthreads();
   if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
 }

@@ -329,18 +329,9 @@ __global__ void __launch_bounds__(kWmmaThreads)
     s_gate[r] = A(0);
   }
   __syncthreads();
-  A* to_tiles_row = to_tiles + (bh * tiles + ti) * int64_t(tiles);
-  A spread = A(0);
-  if (p.mode == Mode::FpaExact) {
-    if (tid == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
-    if (tid == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
-  } else {
-    if (active)
-      spread =
-          t::soft_query_tile_spread_at(r, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
-    for (int kt = tid; kt < ti; kt += blockDim.x)
-      to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
-  }
+  const A spread = query_tile_gate_parts(p, fq, ti, i0, rows, tid, s_row_part, s_gate, pair,
+                                         pair_pos, pair_soft, tile_soft,
+                                         to_tiles + (bh * tiles + ti) * int64_t(tiles));
   __syncthreads();
   if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
 }
