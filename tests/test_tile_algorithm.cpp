@@ -150,5 +150,78 @@ RC_GTEST_PROP(TileAlgorithm, ChunkedMinimumScansEqualTheOneThreadScans, ()) {
   }
 }
 
+// C's split (tile_bias.h): for tiles a .. b between a tile pair, the level's two parts partition
+// C, the earlier depending on a and the level only, the later on b and the level only; and both
+// passes' walks (the dQ pass's a falling with b fixed, the dK/dV pass's b rising with a fixed)
+// carry exactly those parts: their minima are those of the ranges, on tile minima with ties.
+RC_GTEST_PROP(TileAlgorithm, SplitBetweenWalksCarryTheLevelsParts, ()) {
+  namespace t = fpa::tiles;
+  const int tiles = *rc::gen::inRange(2, 600);
+  const auto values = *rc::gen::container<std::vector<int>>(size_t(tiles), rc::gen::inRange(0, 6));
+  auto tile_min = [&](int x) { return t::MinAt<float>{float(values[size_t(x)]), x}; };
+  auto range_min = [&](int first, int last) {
+    t::MinAt<float> m = t::empty_min<float>();
+    for (int x = first; x <= last; ++x) m = t::min_latest(m, tile_min(x));
+    return m;
+  };
+  auto check = [&](const t::SplitBetween<float>& s, int a, int b) {
+    const int level = t::between_level(a, b);
+    RC_ASSERT(s.level == level);
+    const int split = t::later_part_first(b, level);
+    RC_ASSERT(t::earlier_part_last(a, level) + 1 == split);  // a partition of [a, b]
+    RC_ASSERT(a <= split);
+    RC_ASSERT(split <= b);
+    const auto e = range_min(a, split - 1), l = range_min(split, b);
+    RC_ASSERT(s.earlier.min.value == e.value);
+    RC_ASSERT(s.earlier.min.pos == e.pos);
+    RC_ASSERT(s.later.min.value == l.value);
+    RC_ASSERT(s.later.min.pos == l.pos);
+  };
+  const int b = *rc::gen::inRange(0, tiles);
+  t::SplitBetween<float> down = t::empty_split<float>();
+  for (int a = b; a >= 0; --a) {
+    const bool ends = down.level != t::kNoLevel && down.level != t::between_level(a, b);
+    RC_ASSERT(t::level_ends(down, a, b) == ends);
+    down = t::split_add_earlier(down, tile_min(a), t::soft_sum_of(0.0f), a, b, 1.0f);
+    check(down, a, b);
+    if (a < b) RC_ASSERT(t::between_level(a, b) >= t::between_level(a + 1, b));
+  }
+  const int a = *rc::gen::inRange(0, tiles);
+  t::SplitBetween<float> up = t::empty_split<float>();
+  for (int bb = a; bb < tiles; ++bb) {
+    up = t::split_add_later(up, tile_min(bb), t::soft_sum_of(0.0f), a, bb, 1.0f);
+    check(up, a, bb);
+  }
+}
+
+// The finish step's between_total visits, for tile K, exactly the written slots whose part covers
+// K: with every slot's weight sum equal to the tile's (ratio 1), the straight-through total is the
+// sum of those slots' values, counted here over every tile pair's two parts.
+RC_GTEST_PROP(TileAlgorithm, FinishVisitsTheSlotsCoveringEachTile, ()) {
+  namespace t = fpa::tiles;
+  const int tiles = *rc::gen::inRange(1, 300);
+  const int slots = t::level_slots(tiles);
+  const t::SoftSum<float> w = t::soft_sum_of(0.0f);
+  std::vector<t::BetweenSlot<float>> later(size_t(tiles * slots), t::empty_slot<float>()),
+      earlier(later);
+  std::vector<double> want(size_t(tiles), 0.0);
+  auto write = [&](t::BetweenSlot<float>& s, int first, int last) {
+    if (s.pos >= 0) return;  // one slot per (tile, level), shared by its pairs
+    s = t::BetweenSlot<float>{float(*rc::gen::inRange(1, 1000)), first, w};
+    for (int k = first; k <= last; ++k) want[size_t(k)] += double(s.sum);
+  };
+  for (int i = 2; i < tiles; ++i)
+    for (int j = 0; j + 2 <= i; ++j) {
+      const int a = j + 1, b = i - 1, level = t::between_level(a, b);
+      RC_ASSERT(level + 1 < slots);
+      write(later[size_t(i * slots + level + 1)], t::later_part_first(b, level), b);
+      if (level >= 0)
+        write(earlier[size_t(j * slots + level + 1)], a, t::earlier_part_last(a, level));
+    }
+  for (int k = 0; k < tiles; ++k)
+    RC_ASSERT(t::between_total(later.data(), earlier.data(), tiles, k, true, w, 1.0f) ==
+              want[size_t(k)]);
+}
+
 }  // namespace
 }  // namespace fpa::testing

@@ -11,6 +11,7 @@
 #include "kernels/cuda/tile_algorithm.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdint>
 #include <vector>
 
@@ -50,7 +51,7 @@ template <class T> class TileRun {
     delta_.assign(p_.heads * n, A(0));
     gate_kv_.assign(p_.heads * n, A(0));
     gate_q_.assign(p_.heads * n, A(0));
-    to_tiles_.assign(p_.heads * int64_t(tiles_) * tiles_, A(0));
+    slots_.assign(p_.heads * 2 * int64_t(tiles_) * level_slots(tiles_), empty_slot<A>());
     auto each_block = [&](auto&& block) {
       for (int64_t s = 0; s < p_.heads * tiles_; ++s) {
         const int64_t b = reversed ? p_.heads * tiles_ - 1 - s : s;
@@ -204,40 +205,54 @@ template <class T> class TileRun {
     }
   }
 
-  // 3. dK, dV and the gate gradient owed to key tile J.
+  // 3. dK, dV, the gate gradient owed to key tile J and the slots of C's earlier parts.
   void dkdv_block(int64_t h, int tj) {
     const int64_t n = p_.n, d = p_.d, dv = p_.dv, j0 = int64_t(tj) * kTile;
     const int cols = rows_of(tj);
     FieldTile fq, fk;
     load_field(h, tj, fk);
     std::vector<A> dk(cols * d, A(0)), dvv(cols * dv, A(0));
-    A col_all[kTile] = {}, col_part[kTile] = {}, diag[kTile] = {};
+    A col_all[kTile] = {}, col_part[kTile] = {}, diag[kTile] = {}, level_sum[kTile] = {};
     A s[kTile * kTile], pt[kTile * kTile], gt[kTile * kTile];
-    Between<A> between = empty_between<A>();  // tiles tj + 1 .. ti - 1
+    SplitBetween<A> split = empty_split<A>();  // C = tiles tj + 1 .. ti - 1
+    BetweenSlot<A>* slots = slots_of(h, BetweenSide::Earlier, tj);
+    auto flush = [&] {  // the level's sum in thread order
+      A sum = A(0);
+      for (int c = 0; c < cols; ++c) sum += std::exchange(level_sum[c], A(0));
+      slots[split.level + 1] = slot_of(sum, split.earlier);
+    };
     for (int ti = tj; ti < tiles_; ++ti) {
       const int rows = rows_of(ti);
       const int64_t i0 = int64_t(ti) * kTile;
       const bool diagonal = ti == tj;
       load_field(h, ti, fq);
+      const Between<A> between = fpa() ? whole(split, fk.inv_tau) : empty_between<A>();
+      const A fraction =
+          fpa() ? part_fraction(split, BetweenSide::Earlier, soft(), fk.inv_tau) : A(0);
       logits(h, ti, tj, fq, fk, between, s);
       probs_and_grads(h, ti, tj, s, pt, gt);
       const T* q = t_.q.data() + (h * n + i0) * d;
       const T* dout = t_.dout.data() + (h * n + i0) * dv;
       for (int c = 0; c < cols; ++c) {  // one key per thread, queries in order
+        A pair_col = A(0);  // what C wins in this pair
         for (int r = 0; r < rows; ++r) {
           const A pr = pt[r * kTile + c], g = gt[r * kTile + c];
           for (int64_t e = 0; e < dv; ++e) dvv[c * dv + e] += pr * A(dout[r * dv + e]);
           for (int64_t e = 0; e < d; ++e) dk[c * d + e] += g * A(q[r * d + e]);
           col_all[c] += g;
           if (diagonal || !fpa()) continue;
-          if (soft())
-            col_part[c] +=
-                g * soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau).key;
-          else
-            col_part[c] += exact_share(path_part(fk.suffix[c].value, between.min.value,
-                                                 fq.prefix[r].value),
-                                       PathPart::KeyTile, g);
+          if (soft()) {
+            const SoftShares<A> sh =
+                soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
+            col_part[c] += g * sh.key;
+            pair_col += g * sh.between;
+          } else {
+            const PathPart w = path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+            col_part[c] += exact_share(w, PathPart::KeyTile, g);
+            pair_col += exact_share(w, PathPart::Between, g);
+          }
         }
+        if (fpa() && !diagonal) level_sum[c] += pair_col * fraction;
       }
       if (diagonal && fpa()) {  // one row per thread into its own buffer, then column sums
         A e[kTile * kTile] = {};
@@ -249,9 +264,13 @@ template <class T> class TileRun {
         for (int c = 0; c < cols; ++c)
           for (int r = 0; r < rows; ++r) diag[c] += e[r * kTile + c];
       }
-      if (fpa() && !diagonal)
-        between = extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+      if (fpa() && !diagonal && ti + 1 < tiles_) {  // tile ti joins C for query tile ti + 1
+        if (level_ends(split, tj + 1, ti)) flush();
+        split = split_add_later(split, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti,
+                                fk.inv_tau);
+      }
     }
+    if (split.level != kNoLevel) flush();
     for (int c = 0; c < cols; ++c) {
       for (int64_t e = 0; e < d; ++e)
         t_.dk[(h * n + j0 + c) * d + e] = T(A(p_.scale) * dk[c * d + e]);
@@ -266,29 +285,34 @@ template <class T> class TileRun {
       for (int c = 0; c < cols; ++c) gate_kv_[h * n + j0 + c] = gate[c];
   }
 
-  // 4. dQ, the gate gradient owed to query tile I, and row I of the between buffer.
+  // 4. dQ, the gate gradient owed to query tile I and the slots of C's later parts.
   void dq_block(int64_t h, int ti) {
     const int64_t n = p_.n, d = p_.d, i0 = int64_t(ti) * kTile;
     const int rows = rows_of(ti);
     FieldTile fq, fk;
     load_field(h, ti, fq);
     std::vector<A> dq(rows * d, A(0));
-    A row_all[kTile] = {}, row_part[kTile] = {};
-    std::vector<A> pair(ti + 1, A(0));
-    std::vector<SoftSum<A>> pair_soft(ti + 1, empty_soft_sum<A>()),
-        tile_soft(ti + 1, empty_soft_sum<A>());
-    std::vector<int> pair_pos(ti + 1, -1);
+    A row_all[kTile] = {}, row_part[kTile] = {}, level_sum[kTile] = {};
     A s[kTile * kTile], pt[kTile * kTile], gt[kTile * kTile];
-    Between<A> between = empty_between<A>();  // tiles tj + 1 .. ti - 1
+    SplitBetween<A> split = empty_split<A>();  // C = tiles tj + 1 .. ti - 1
+    BetweenSlot<A>* slots = slots_of(h, BetweenSide::Later, ti);
+    auto flush = [&] {  // the level's sum in thread order
+      A sum = A(0);
+      for (int r = 0; r < rows; ++r) sum += std::exchange(level_sum[r], A(0));
+      slots[split.level + 1] = slot_of(sum, split.later);
+    };
     for (int tj = ti; tj >= 0; --tj) {
       const int cols = rows_of(tj);
       const bool diagonal = ti == tj;
       const T* k = t_.k.data() + (h * n + int64_t(tj) * kTile) * d;
       load_field(h, tj, fk);
+      const Between<A> between = fpa() ? whole(split, fq.inv_tau) : empty_between<A>();
+      const A fraction =
+          fpa() ? part_fraction(split, BetweenSide::Later, soft(), fq.inv_tau) : A(0);
       logits(h, ti, tj, fq, fk, between, s);
       probs_and_grads(h, ti, tj, s, pt, gt);
-      A pair_row[kTile] = {};
       for (int r = 0; r < rows; ++r) {  // one query per thread, keys in order
+        A pair_row = A(0);  // what C wins in this pair
         for (int c = 0; c < cols; ++c) {
           const A g = gt[r * kTile + c];
           for (int64_t e = 0; e < d; ++e) dq[r * d + e] += g * A(k[c * d + e]);
@@ -298,38 +322,31 @@ template <class T> class TileRun {
             const SoftShares<A> sh =
                 soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
             row_part[r] += g * sh.query;
-            pair_row[r] += g * sh.between;
+            pair_row += g * sh.between;
           } else {
             const PathPart w = path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
             row_part[r] += exact_share(w, PathPart::QueryTile, g);
-            pair_row[r] += exact_share(w, PathPart::Between, g);
+            pair_row += exact_share(w, PathPart::Between, g);
           }
         }
+        if (fpa() && !diagonal) level_sum[r] += pair_row * fraction;
       }
-      if (fpa() && !diagonal) {
-        for (int r = 0; r < rows; ++r) pair[tj] += pair_row[r];  // in thread order
-        pair_pos[tj] = between.min.pos;
-        pair_soft[tj] = between.soft;
-        tile_soft[tj] = fk.suffix_soft[0];
-        between = extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+      if (fpa() && !diagonal && tj > 0) {  // tile tj joins C for key tile tj - 1
+        if (level_ends(split, tj, ti - 1)) flush();
+        split = split_add_earlier(split, fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau);
       }
     }
+    if (split.level != kNoLevel) flush();
     for (int r = 0; r < rows; ++r)
       for (int64_t e = 0; e < d; ++e)
         t_.dq[(h * n + i0 + r) * d + e] = T(A(p_.scale) * dq[r * d + e]);
     A gate[kTile] = {};
     if (p_.mode == Mode::Fox)
       for (int r = 0; r < rows; ++r) gate[r] = row_all[r];
-    A* to_tiles = to_tiles_.data() + (h * tiles_ + ti) * int64_t(tiles_);
-    if (p_.mode == Mode::FpaExact) {
+    if (p_.mode == Mode::FpaExact)
       exact_query_tile_scatter(fq.prefix, row_part, int(i0), rows, gate);
-      exact_between_to_tiles(pair.data(), pair_pos.data(), ti, to_tiles);
-    }
-    if (p_.mode == Mode::FpaSoft) {
+    if (p_.mode == Mode::FpaSoft)
       soft_query_tile_spread(fq.phi, fq.prefix_soft, row_part, rows, fq.inv_tau, gate);
-      soft_between_to_tiles(pair.data(), pair_soft.data(), tile_soft.data(), ti, fq.inv_tau,
-                            to_tiles);
-    }
     if (p_.mode != Mode::Softmax)
       for (int r = 0; r < rows; ++r) gate_q_[h * n + i0 + r] = gate[r];
   }
@@ -342,12 +359,13 @@ template <class T> class TileRun {
     for (int64_t l = 0; l < n; ++l) g[l] = double(gate_kv_[h * n + l]) + double(gate_q_[h * n + l]);
     if (p_.mode == Mode::Fox) fox_log_gate_grad(g.data(), n);
     if (fpa()) {
-      const A* to_tiles = to_tiles_.data() + h * int64_t(tiles_) * tiles_;
       FieldTile f;
       for (int tk = 0; tk < tiles_; ++tk) {
-        const double total = between_total(to_tiles, tiles_, tk);
         const int64_t l0 = int64_t(tk) * kTile;
         load_field(h, tk, f);
+        const double total = between_total(slots_of(h, BetweenSide::Later, 0),
+                                           slots_of(h, BetweenSide::Earlier, 0), tiles_, tk,
+                                           soft(), f.suffix_soft[0], f.inv_tau);
         if (p_.mode == Mode::FpaExact) g[f.suffix[0].pos] += total;
         else
           soft_between_finish(f.phi, f.suffix_soft[0], total, rows_of(tk), f.inv_tau,
@@ -357,12 +375,20 @@ template <class T> class TileRun {
     for (int64_t l = 0; l < n; ++l) t_.dgate[h * n + l] = T(g[l]);
   }
 
+  // The slots of one tile and side (tile_gate_grad.h): per head, the later side's T x slots, then
+  // the earlier side's.
+  BetweenSlot<A>* slots_of(int64_t h, BetweenSide side, int tile) {
+    const int64_t per_side = int64_t(tiles_) * level_slots(tiles_);
+    return slots_.data() + (2 * h + (side == BetweenSide::Earlier)) * per_side +
+           int64_t(tile) * level_slots(tiles_);
+  }
+
   Problem p_;
   Tensors<T>& t_;
   int tiles_;
   std::vector<double> prefix_;                 // FoX's F
   std::vector<A> delta_, gate_kv_, gate_q_;    // per position
-  std::vector<A> to_tiles_;                    // per head, T x T: [I][K] between part owed to K
+  std::vector<BetweenSlot<A>> slots_;          // C's parts (slots_of)
 };
 
 }  // namespace fpa::tiles::sim

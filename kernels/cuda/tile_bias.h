@@ -162,6 +162,80 @@ FPA_HD Between<A> extend_later(Between<A> c, MinAt<A> tile_min, SoftSum<A> tile_
   return Between<A>{min_latest(c.min, tile_min), soft_add(c.soft, tile_soft, inv_tau)};
 }
 
+// ---- C split in two, for the backward ---------------------------------------------------------
+//
+// The backward must send what C wins in pair (I, J) to C's tiles, and many pairs share a tile:
+// summed per (I, tile K) that was a T x T buffer. Instead C = tiles a = J + 1 .. b = I - 1 is
+// split where a and b part in binary: L = the highest bit in which they differ (-1 when a = b)
+// and m = b with its L lowest bits cleared give
+//
+//     earlier part [a, m)   (empty when a = b)     = a .. a | (2^L - 1): depends on (J, L) only
+//     later part   [m, b]                           = b & ~(2^L - 1) .. b: depends on (I, L) only
+//
+// so the dK/dV pass of key tile J can own what the earlier part wins (one sum per level L) and
+// the dQ pass of query tile I what the later part wins: T x (log2 T + 1) sums per side, each
+// written by one block, no cross-block reduction. The level only grows along either pass's walk
+// (a falling with b fixed, or b rising with a fixed), and when it grows the new fixed part is
+// the whole C before the step (tests/test_tile_algorithm.cpp checks both walks against the
+// ranges above), so each pass carries the split with two Betweens.
+constexpr int kNoLevel = -2;       // before the walk's first tile
+constexpr int kMaxLevelSlots = 32;  // levels -1 .. 30: tile indices are ints
+
+FPA_HD int between_level(int a, int b) {
+  int level = -1;
+  for (unsigned x = unsigned(a ^ b); x != 0; x >>= 1) ++level;
+  return level;
+}
+// Slots per tile and side: levels -1 .. between_level(0, tiles - 1).
+FPA_HD int level_slots(int tiles) {
+  return between_level(0, tiles > 1 ? tiles - 1 : 0) + 2;
+}
+
+// The tile ranges of the two parts (inclusive; first > last when empty).
+FPA_HD int earlier_part_last(int a, int level) {
+  return level < 0 ? a - 1 : a | ((1 << level) - 1);
+}
+FPA_HD int later_part_first(int b, int level) {
+  return level < 0 ? b : b & ~((1 << level) - 1);
+}
+
+template <class A> struct SplitBetween {
+  Between<A> earlier, later;
+  int level;
+};
+template <class A> FPA_HD SplitBetween<A> empty_split() {
+  return SplitBetween<A>{empty_between<A>(), empty_between<A>(), kNoLevel};
+}
+// C itself (the earlier part first: min_latest's tie rule).
+template <class A> FPA_HD Between<A> whole(const SplitBetween<A>& s, A inv_tau) {
+  return Between<A>{min_latest(s.earlier.min, s.later.min),
+                    soft_add(s.earlier.soft, s.later.soft, inv_tau)};
+}
+// Whether C = tiles a .. b is at another level than s (s's level is then complete: its pass
+// writes that level's sum before taking the step).
+template <class A> FPA_HD bool level_ends(const SplitBetween<A>& s, int a, int b) {
+  return s.level != kNoLevel && between_level(a, b) != s.level;
+}
+// The dQ pass's step: tile a joins C at the earlier end, C becoming tiles a .. b.
+template <class A>
+FPA_HD SplitBetween<A> split_add_earlier(SplitBetween<A> s, MinAt<A> tile_min,
+                                         SoftSum<A> tile_soft, int a, int b, A inv_tau) {
+  const int level = between_level(a, b);
+  if (level != s.level) s = SplitBetween<A>{empty_between<A>(), whole(s, inv_tau), level};
+  if (level < 0) s.later = extend_earlier(s.later, tile_min, tile_soft, inv_tau);  // a = b
+  else s.earlier = extend_earlier(s.earlier, tile_min, tile_soft, inv_tau);
+  return s;
+}
+// The dK/dV pass's step: tile b joins C at the later end, C becoming tiles a .. b.
+template <class A>
+FPA_HD SplitBetween<A> split_add_later(SplitBetween<A> s, MinAt<A> tile_min,
+                                       SoftSum<A> tile_soft, int a, int b, A inv_tau) {
+  const int level = between_level(a, b);
+  if (level != s.level) s = SplitBetween<A>{whole(s, inv_tau), empty_between<A>(), level};
+  s.later = extend_later(s.later, tile_min, tile_soft, inv_tau);
+  return s;
+}
+
 // Which part attains M(j, i): the later part wins ties (P_I, then C, then S_J), so the
 // position of the winning part is the latest position attaining the minimum.
 enum class PathPart : int { KeyTile = 0, Between = 1, QueryTile = 2 };

@@ -8,12 +8,12 @@
 //   exact            +g_ij to l*(i, j), the latest position attaining M(j, i); by tile_bias.h's
 //                    path_part that is argmin P_I(i), or C's argmin, or argmin S_J(j), so
 //                      per-row sums (P_I wins)  -> argmin P_I(i)        dQ pass, query tile
-//                      per-pair sums (C wins)   -> C's argmin           dQ pass, then finish
+//                      per-pair sums (C wins)   -> C's argmin           by C's parts, then finish
 //                      per-column sums (S_J)    -> argmin S_J(j)        dK/dV pass, key tile
 //   straight-through +g_ij w_l / Z_ij to every l in [j, i] (the soft minimum's weights), and
 //                    Z_ij = (key part) + (between part) + (query part) (soft_shares), so
 //                      per-row sums of g_ij * query share  -> spread over [start of I, i]
-//                      per-pair sums of g_ij * between share -> spread over the tiles between
+//                      per-pair sums of g_ij * between share -> spread over C's tiles (by part)
 //                      per-column sums of g_ij * key share  -> spread over [j, end of J]
 //                    each spread with weights w_l / (the part's weight sum) <= 1, so nothing
 //                    overflows however far the field's levels are apart.
@@ -21,11 +21,15 @@
 //                    straight-through: a recurrence with ratios <= 1), into a per-row buffer
 //                    that is then summed over rows in row order.
 //
-// C's argmin lies in one of the tiles K strictly between J and I, and there it is tile K's own
-// latest argmin (the latest tile attaining C's minimum holds the latest position). So the
-// per-pair sums only need one number per (query tile I, tile K): between_to_tiles writes row I
-// of a T x T buffer, and the finish step adds column K of it to tile K's argmin (exact) or spreads
-// it over tile K with weights w_l / (tile K's weight sum) (straight-through).
+// What C wins goes to C's two parts (tile_bias.h's SplitBetween): per tile pair, the pass that
+// owns a part (dQ: the later, dK/dV: the earlier) adds the pair's C sum times the part's
+// fraction (exact: 1 for the part holding C's latest argmin, else 0; straight-through: the
+// part's weight sum over C's) to its sum for the pair's level, and writes one BetweenSlot per
+// level: that sum, the part's argmin and weight sum. The finish step gives tile K the slots whose
+// part covers it: in exact mode those whose argmin lies in K (there it is tile K's own latest
+// argmin: the latest tile attaining a part's minimum holds the latest position), in
+// straight-through mode each slot's sum times (tile K's weight sum / the part's), spread over K
+// with weights w_l / (tile K's weight sum).
 //
 // FoX: dF_i += sum_j g_ij (per row, dQ pass), dF_j -= sum_i g_ij (per column, dK/dV pass), and
 // d log f_t = sum_{s >= t} dF_s (fox_log_gate_grad, in double).
@@ -68,16 +72,6 @@ template <class A>
 FPA_HD void exact_query_tile_scatter(const MinAt<A>* prefix, const A* row, int i0, int rows,
                                      A* out) {
   for (int r = 0; r < rows; ++r) out[prefix[r].pos - i0] += row[r];
-}
-
-// End of the dQ pass of query tile I: pair[J] (scores of the pair (I, J) whose minimum came from
-// C) and pos[J] (C's argmin, -1 when no tile lies between) for J < I; writes to_tile[K] for
-// K < I, the sum of the pairs whose C-minimum lies in tile K.
-template <class A>
-FPA_HD void exact_between_to_tiles(const A* pair, const int* pos, int tile_i, A* to_tile) {
-  for (int k = 0; k < tile_i; ++k) to_tile[k] = A(0);
-  for (int j = 0; j < tile_i; ++j)
-    if (pos[j] >= 0) to_tile[pos[j] / kTile] += pair[j];
 }
 
 // ---- straight-through mode ---------------------------------------------------------------------
@@ -131,34 +125,65 @@ FPA_HD void soft_query_tile_spread(const A* phi, const SoftSum<A>* prefix, const
     out[l] += soft_query_tile_spread_at(l, phi, prefix, row, rows, inv_tau);
 }
 
-// End of the dQ pass of query tile I: pair[J] = sum over the pair (I, J) of g_ij * (between
-// share), between[J] = C's weight sum for that pair, tile[K] = tile K's weight sum.
-// to_tile[K] = sum_{J < K} (tile[K] / between[J]) pair[J] for K < I (tile K lies between J and
-// I exactly when J < K < I; the ratio is <= 1).
+// ---- C's parts: one sum per (tile, level) ----------------------------------------------------
+
+enum class BetweenSide { Earlier, Later };
+
+// The fraction of what C wins in one tile pair that goes to one part of C.
 template <class A>
-FPA_HD A soft_between_to_tile(int k, const A* pair, const SoftSum<A>* between,
-                              const SoftSum<A>* tile, A inv_tau) {
-  A s = A(0);
-  for (int j = 0; j < k; ++j) s += t_exp(soft_log_ratio(tile[k], between[j], inv_tau)) * pair[j];
-  return s;
+FPA_HD A part_fraction(const SplitBetween<A>& s, BetweenSide side, bool soft, A inv_tau) {
+  const Between<A>& part = side == BetweenSide::Later ? s.later : s.earlier;
+  if (soft) {
+    if (part.soft.rest == -t_inf(A())) return A(0);
+    return t_exp(soft_log_ratio(part.soft, whole(s, inv_tau).soft, inv_tau));
+  }
+  const bool later_wins = s.later.min.value <= s.earlier.min.value;  // min_latest
+  if (part.min.pos < 0) return A(0);
+  return (side == BetweenSide::Later) == later_wins ? A(1) : A(0);
 }
+
+// One level's sum of a part, with the part's argmin (exact) and weight sum (straight-through).
+// pos < 0: no pair of the block had that level.
+template <class A> struct BetweenSlot {
+  A sum;
+  int pos;
+  SoftSum<A> soft;
+};
+template <class A> FPA_HD BetweenSlot<A> empty_slot() {
+  return BetweenSlot<A>{A(0), -1, empty_soft_sum<A>()};
+}
+template <class A> FPA_HD BetweenSlot<A> slot_of(A sum, const Between<A>& part) {
+  return BetweenSlot<A>{sum, part.min.pos, part.soft};
+}
+
+// The slots' part for tile K, in double. later[I * slots + level + 1] was written by query tile
+// I (later part [later_part_first(I - 1, level), I - 1]), earlier[J * slots + level + 1] by key
+// tile J (earlier part [J + 1, earlier_part_last(J + 1, level)]); this visits exactly the slots
+// whose part covers K, levels in increasing order, later side first. Exact: the sums of the
+// slots whose argmin lies in K; straight-through: each sum times (tile's / part's weight sum).
 template <class A>
-FPA_HD void soft_between_to_tiles(const A* pair, const SoftSum<A>* between,
-                                  const SoftSum<A>* tile, int tile_i, A inv_tau, A* to_tile) {
-  for (int k = 0; k < tile_i; ++k)
-    to_tile[k] = soft_between_to_tile(k, pair, between, tile, inv_tau);
+FPA_HD double between_total(const BetweenSlot<A>* later, const BetweenSlot<A>* earlier,
+                            int tiles, int k, bool soft, SoftSum<A> tile, A inv_tau) {
+  const int slots = level_slots(tiles);
+  double total = 0;
+  auto add = [&](const BetweenSlot<A>& s) {
+    if (s.pos < 0) return;
+    if (!soft) {
+      if (s.pos / kTile == k) total += double(s.sum);
+      return;
+    }
+    total += double(t_exp(soft_log_ratio(tile, s.soft, inv_tau)) * s.sum);
+  };
+  for (int x = 0; x < slots; ++x) {
+    const int level = x - 1, span = level < 0 ? 0 : (1 << level) - 1;
+    for (int b = k; b <= t_min(k | span, tiles - 2); ++b) add(later[(b + 1) * slots + x]);
+    if (level < 0) continue;
+    for (int a = t_max(k & ~span, 1); a <= k; ++a) add(earlier[(a - 1) * slots + x]);
+  }
+  return total;
 }
 
 // ---- the finish step (one per head, after both passes), in double ------------------------------
-
-// Column K of the T x T buffer (row I written by query tile I's dQ pass): the between-part total
-// of tile K, summed over the query tiles after it in increasing order.
-template <class A>
-FPA_HD double between_total(const A* to_tiles, int tiles, int tile_k) {
-  double s = 0;
-  for (int i = tile_k + 1; i < tiles; ++i) s += double(to_tiles[int64_t(i) * tiles + tile_k]);
-  return s;
-}
 
 // Straight-through: tile K's between total spread with weights w_l / (tile K's weight sum).
 template <class A>

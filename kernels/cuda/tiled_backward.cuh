@@ -2,12 +2,13 @@
 //   delta_kernel   delta_i = dO_i . o_i, one thread per row
 //   dkdv_kernel    one block per (key tile J, head), one thread per key: query tiles
 //                  I = J, ..., T-1; dK, dV, the column sums of the gate gradient, the diagonal
-//                  tile's per-row scans; writes dK, dV and gate_kv (the part owed to tile J)
+//                  tile's per-row scans, C's earlier parts; writes dK, dV, gate_kv (the part
+//                  owed to tile J) and tile J's slots of C's earlier parts
 //   dq_kernel      one block per (query tile I, head), one thread per query: key tiles
-//                  J = I, ..., 0; dQ, the row sums, the per-pair between sums; writes dQ, gate_q
-//                  and row I of the T x T between buffer
-//   finish         FPA: one block per (tile K, head) adds gate_kv, gate_q and column K of the
-//                  buffer; FoX: one thread per head, the reverse cumulative sum
+//                  J = I, ..., 0; dQ, the row sums, C's later parts; writes dQ, gate_q and tile
+//                  I's slots of C's later parts
+//   finish         FPA: one block per (tile K, head) adds gate_kv, gate_q and the slots whose
+//                  part covers tile K; FoX: one thread per head, the reverse cumulative sum
 // Each output element has one writer and every sum a fixed order: no atomics, the same bits
 // on every run.
 #pragma once
@@ -27,36 +28,74 @@ __global__ void delta_kernel(Problem p, const T* __restrict__ out, const T* __re
   delta[i] = s;
 }
 
-// What the dQ pass keeps of tile pair (I, J < I) for the finish step: the between part's share of
-// the pair's logit gradients (sum), C's argmin and weight sum, and key tile J's weight sum.
-template <class A>
-__device__ void record_pair(int tj, A sum, const t::Between<A>& between, const FieldTile<A>& fk,
-                            A* pair, int* pair_pos, t::SoftSum<A>* pair_soft,
-                            t::SoftSum<A>* tile_soft) {
-  pair[tj] = sum;
-  pair_pos[tj] = between.min.pos;
-  pair_soft[tj] = between.soft;
-  tile_soft[tj] = fk.suffix_soft[0];
-}
+// A backward pass's part of C (tile_gate_grad.h): C split by level, this thread's sum over the
+// current level of what its part wins, and the tile's slots in the workspace (thread 0 writes
+// them). The dQ pass owns C's later parts (kSide Later; its walk adds tiles at C's earlier end),
+// the dK/dV pass the earlier ones. block_sum(x): every thread's x summed in the kernel's fixed
+// order, on thread 0; every thread calls it (it synchronises), as every thread calls add_tile and
+// end (the level changes at the same step in all of them).
+template <class A, t::BetweenSide kSide> struct BetweenParts {
+  t::SplitBetween<A> split = t::empty_split<A>();
+  A level_sum = A(0);
+  t::BetweenSlot<A>* slots;
 
-// The dQ pass's end for FPA, shared by its three kernels: once query tile ti's row parts are in
+  __device__ BetweenParts(t::BetweenSlot<A>* tile_slots, int tiles) : slots(tile_slots) {
+    if (threadIdx.x == 0)
+      for (int x = 0; x < t::level_slots(tiles); ++x) slots[x] = t::empty_slot<A>();
+  }
+  __device__ t::Between<A> whole(A inv_tau) const { return t::whole(split, inv_tau); }
+  // After a tile pair: x = this thread's sum of what C won in it.
+  __device__ void add_pair(A x, bool soft, A inv_tau) {
+    level_sum += x * t::part_fraction(split, kSide, soft, inv_tau);
+  }
+  // A tile joins C, which becomes tiles a .. b.
+  template <class BlockSum>
+  __device__ void add_tile(t::MinAt<A> tile_min, t::SoftSum<A> tile_soft, int a, int b,
+                           A inv_tau, BlockSum block_sum) {
+    if (t::level_ends(split, a, b)) flush(block_sum);
+    split = kSide == t::BetweenSide::Later
+                ? t::split_add_earlier(split, tile_min, tile_soft, a, b, inv_tau)
+                : t::split_add_later(split, tile_min, tile_soft, a, b, inv_tau);
+  }
+  template <class BlockSum> __device__ void end(BlockSum block_sum) {
+    if (split.level != t::kNoLevel) flush(block_sum);
+  }
+  template <class BlockSum> __device__ void flush(BlockSum block_sum) {
+    const A sum = block_sum(level_sum);
+    level_sum = A(0);
+    if (threadIdx.x == 0)
+      slots[split.level + 1] =
+          t::slot_of(sum, kSide == t::BetweenSide::Later ? split.later : split.earlier);
+  }
+};
+
+// block_sum for the scalar and WMMA kernels: thread x < count's value (x = the row or key),
+// summed in thread order through buf (count entries of shared memory).
+template <class A> struct ThreadOrderSum {
+  A* buf;
+  int count;
+  __device__ A operator()(A x) const {
+    if (int(threadIdx.x) < count) buf[threadIdx.x] = x;
+    __syncthreads();
+    A sum = A(0);
+    if (threadIdx.x == 0)
+      for (int y = 0; y < count; ++y) sum += buf[y];
+    __syncthreads();  // buf is free again
+    return sum;
+  }
+};
+
+// The dQ pass's end for FPA, shared by its three kernels: once query tile I's row parts are in
 // s_row_part and s_gate is zeroed (after a barrier), the P_I parts go to the rows' argmins
-// (exact: into s_gate; straight-through: thread tid's row share, returned) and the between
-// part's per-pair sums (record_pair) to tile ti's row of the T x T buffer. A barrier must follow
-// before s_gate is read.
+// (exact: into s_gate; straight-through: thread tid's row share, returned). A barrier must
+// follow before s_gate is read.
 template <class A>
-__device__ A query_tile_gate_parts(const Problem& p, const FieldTile<A>& fq, int ti, int64_t i0,
-                                   int rows, int tid, const A* s_row_part, A* s_gate,
-                                   const A* pair, const int* pair_pos,
-                                   const t::SoftSum<A>* pair_soft, const t::SoftSum<A>* tile_soft,
-                                   A* to_tiles_row) {
+__device__ A query_tile_gate_parts(const Problem& p, const FieldTile<A>& fq, int64_t i0, int rows,
+                                   int tid, const A* s_row_part, A* s_gate) {
   if (p.mode == Mode::FpaExact) {
     if (tid == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
-    if (tid == 1) t::exact_between_to_tiles(pair, pair_pos, ti, to_tiles_row);
     return A(0);
   }
-  for (int kt = tid; kt < ti; kt += blockDim.x)
-    to_tiles_row[kt] = t::soft_between_to_tile(kt, pair, pair_soft, tile_soft, fq.inv_tau);
   if (tid >= rows) return A(0);
   return t::soft_query_tile_spread_at(tid, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
 }
@@ -82,7 +121,8 @@ __global__ void __launch_bounds__(kTile)
                 const T* __restrict__ v, const Acc<T>* __restrict__ gate,
                 const double* __restrict__ prefix, const Acc<T>* __restrict__ lse,
                 const Acc<T>* __restrict__ delta, const T* __restrict__ dout, T* __restrict__ dk,
-                T* __restrict__ dv, Acc<T>* __restrict__ gate_kv) {
+                T* __restrict__ dv, Acc<T>* __restrict__ gate_kv,
+                t::BetweenSlot<Acc<T>>* __restrict__ slots) {
   using A = Acc<T>;
   const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
   const int tj = blockIdx.x, c = threadIdx.x, tiles = int(tiles_of(p));
@@ -96,12 +136,15 @@ __global__ void __launch_bounds__(kTile)
   A* sdo = sq + kTile * padded(d);          // kTile x padded(dv): its dO
   A* sg = sdo + kTile * padded(dvd);        // kTile x padded(kTile): diagonal bias, then g
   A* se = sg + kTile * padded(kTile);       // kTile x padded(kTile): per-row diagonal buffers
-  __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile];
+  __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile], s_level[kTile];
   __shared__ FieldTile<A> fq, fk;
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   if (fpa) load_field(p, gh, tj, fk);
+  BetweenParts<A, t::BetweenSide::Earlier> parts(
+      slots_of(slots, bh, t::BetweenSide::Earlier, tj, tiles), tiles);  // C = tj + 1 .. ti - 1
+  const ThreadOrderSum<A> block_sum{s_level, cols};
   A kc[kMaxHeadDim], vc[kMaxHeadDim], dkc[kMaxHeadDim], dvc[kMaxHeadDim];
   for (int64_t e = 0; e < d; ++e) {
     kc[e] = active ? to_acc(k[(bh * n + j0 + c) * d + e]) : A(0);
@@ -112,12 +155,13 @@ __global__ void __launch_bounds__(kTile)
     dvc[e] = A(0);
   }
   A col_all = A(0), col_part = A(0), diag = A(0);
-  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   for (int ti = tj; ti < tiles; ++ti) {
     const int64_t i0 = int64_t(ti) * kTile;
     const int rows = int(min(int64_t(kTile), n - i0));
     const bool diagonal = ti == tj;
+    const t::Between<A> between = fpa ? parts.whole(fk.inv_tau) : t::empty_between<A>();
+    A pair_col = A(0);  // what C wins in this pair
     __syncthreads();
     load_rows(q + bh * n * d, i0, rows, d, sq);
     load_rows(dout + bh * n * dvd, i0, rows, dvd, sdo);
@@ -146,13 +190,17 @@ __global__ void __launch_bounds__(kTile)
         col_all += g;
         if (diagonal) { *grc = g; continue; }
         if (!fpa) continue;
-        if (soft)
-          col_part += g * t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r],
-                                         fk.inv_tau).key;
-        else
-          col_part += t::exact_share(t::path_part(fk.suffix[c].value, between.min.value,
-                                                  fq.prefix[r].value),
-                                     t::PathPart::KeyTile, g);
+        if (soft) {
+          const t::SoftShares<A> sh =
+              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
+          col_part += g * sh.key;
+          pair_col += g * sh.between;
+        } else {
+          const t::PathPart w =
+              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+          col_part += t::exact_share(w, t::PathPart::KeyTile, g);
+          pair_col += t::exact_share(w, t::PathPart::Between, g);
+        }
       }
     }
     if (fpa && diagonal) {  // one row per thread into its own buffer, then column sums
@@ -171,10 +219,14 @@ __global__ void __launch_bounds__(kTile)
       if (active)
         for (int r = 0; r < rows; ++r) diag += se[r * padded(kTile) + c];
     }
-    if (fpa && !diagonal)
-      between =
-          t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+    if (fpa && !diagonal) {
+      parts.add_pair(pair_col, soft, fk.inv_tau);
+      if (ti + 1 < tiles)  // tile ti joins C for query tile ti + 1
+        parts.add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
+                       block_sum);
+    }
   }
+  if (fpa) parts.end(block_sum);
   if (active) {
     for (int64_t e = 0; e < d; ++e)
       dk[(bh * n + j0 + c) * d + e] = FromAcc<T>::of(A(p.scale) * dkc[e]);
@@ -199,7 +251,8 @@ __global__ void __launch_bounds__(kTile)
               const T* __restrict__ v, const Acc<T>* __restrict__ gate,
               const double* __restrict__ prefix, const Acc<T>* __restrict__ lse,
               const Acc<T>* __restrict__ delta, const T* __restrict__ dout,
-              T* __restrict__ dq, Acc<T>* __restrict__ gate_q, Acc<T>* __restrict__ to_tiles) {
+              T* __restrict__ dq, Acc<T>* __restrict__ gate_q,
+              t::BetweenSlot<Acc<T>>* __restrict__ slots) {
   using A = Acc<T>;
   const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
   const int ti = blockIdx.x, r = threadIdx.x, tiles = int(tiles_of(p));
@@ -211,16 +264,15 @@ __global__ void __launch_bounds__(kTile)
   FPA_DYNAMIC_SMEM(smem);
   A* sk = reinterpret_cast<A*>(smem);            // kTile x padded(d)
   A* sv = sk + kTile * padded(d);                // kTile x padded(dv)
-  A* pair = sv + kTile * padded(dvd);            // per key tile J < I (the between part)
-  auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);  // C's weight sum
-  t::SoftSum<A>* tile_soft = pair_soft + tiles;                      // key tile J's
-  int* pair_pos = reinterpret_cast<int*>(tile_soft + tiles);         // C's argmin
-  __shared__ A s_pair_row[kTile], s_row_part[kTile], s_gate[kTile];
+  __shared__ A s_level[kTile], s_row_part[kTile], s_gate[kTile];
   __shared__ FieldTile<A> fq, fk;
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   if (fpa) load_field(p, gh, ti, fq);
+  BetweenParts<A, t::BetweenSide::Later> parts(
+      slots_of(slots, bh, t::BetweenSide::Later, ti, tiles), tiles);  // C = tj + 1 .. ti - 1
+  const ThreadOrderSum<A> block_sum{s_level, rows};
   A qr[kMaxHeadDim], dor[kMaxHeadDim], dqr[kMaxHeadDim];
   for (int64_t e = 0; e < d; ++e) {
     qr[e] = active ? to_acc(q[(bh * n + i0 + r) * d + e]) : A(0);
@@ -231,12 +283,12 @@ __global__ void __launch_bounds__(kTile)
   const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
   const A delta_r = active ? delta[bh * n + i0 + r] : A(0);
   A row_all = A(0), row_part = A(0);
-  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   for (int tj = ti; tj >= 0; --tj) {
     const int64_t j0 = int64_t(tj) * kTile;
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
+    const t::Between<A> between = fpa ? parts.whole(fq.inv_tau) : t::empty_between<A>();
     __syncthreads();
     load_rows(k + bh * n * d, j0, cols, d, sk);
     load_rows(v + bh * n * dvd, j0, cols, dvd, sv);
@@ -271,16 +323,12 @@ __global__ void __launch_bounds__(kTile)
       }
     }
     if (fpa && !diagonal) {
-      s_pair_row[r] = pair_row;
-      __syncthreads();
-      if (r == 0) {  // the pair's sum in thread order
-        A sum = A(0);
-        for (int x = 0; x < rows; ++x) sum += s_pair_row[x];
-        record_pair(tj, sum, between, fk, pair, pair_pos, pair_soft, tile_soft);
-      }
-      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+      parts.add_pair(pair_row, soft, fq.inv_tau);
+      if (tj > 0)  // tile tj joins C for key tile tj - 1
+        parts.add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
     }
   }
+  if (fpa) parts.end(block_sum);
   if (active)
     for (int64_t e = 0; e < d; ++e)
       dq[(bh * n + i0 + r) * d + e] = FromAcc<T>::of(A(p.scale) * dqr[e]);
@@ -292,19 +340,18 @@ __global__ void __launch_bounds__(kTile)
   s_row_part[r] = row_part;
   s_gate[r] = A(0);
   __syncthreads();
-  const A spread = query_tile_gate_parts(p, fq, ti, i0, rows, r, s_row_part, s_gate, pair,
-                                         pair_pos, pair_soft, tile_soft,
-                                         to_tiles + (bh * tiles + ti) * int64_t(tiles));
+  const A spread = query_tile_gate_parts(p, fq, i0, rows, r, s_row_part, s_gate);
   __syncthreads();
   if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
 }
 
-// FPA: position l of tile K gets gate_kv + gate_q + tile K's between total (to its argmin in
-// exact mode, spread by w_l / (tile K's weight sum) in straight-through mode), in double.
+// FPA: position l of tile K gets gate_kv + gate_q + what the slots covering tile K owe it (to
+// its argmin in exact mode, spread by w_l / (tile K's weight sum) in straight-through mode), in
+// double.
 template <class A>
 __global__ void __launch_bounds__(kTile)
     fpa_finish_kernel(Problem p, const A* __restrict__ gate, const A* __restrict__ gate_kv,
-                      const A* __restrict__ gate_q, const A* __restrict__ to_tiles,
+                      const A* __restrict__ gate_q, t::BetweenSlot<A>* __restrict__ slots,
                       double* __restrict__ dgate) {
   const int64_t n = p.n, bh = blockIdx.y;
   const int tk = blockIdx.x, l = threadIdx.x, tiles = int(tiles_of(p));
@@ -313,7 +360,10 @@ __global__ void __launch_bounds__(kTile)
   __shared__ FieldTile<A> f;
   __shared__ double s_total, s_out[kTile];
   load_field(p, gate + bh * n, tk, f);
-  if (l == 0) s_total = t::between_total(to_tiles + bh * int64_t(tiles) * tiles, tiles, tk);
+  if (l == 0)
+    s_total = t::between_total(slots_of(slots, bh, t::BetweenSide::Later, 0, tiles),
+                               slots_of(slots, bh, t::BetweenSide::Earlier, 0, tiles), tiles, tk,
+                               p.mode == Mode::FpaStraightThrough, f.suffix_soft[0], f.inv_tau);
   if (l < len) s_out[l] = double(gate_kv[bh * n + l0 + l]) + double(gate_q[bh * n + l0 + l]);
   __syncthreads();
   if (p.mode == Mode::FpaExact) {
@@ -342,21 +392,20 @@ struct ScalarPasses {
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
                  const double* prefix, const Acc<T>* lse, const Acc<T>* delta, const T* dout,
-                 T* dq, T* dk, T* dv, Acc<T>* gate_kv, Acc<T>* gate_q, Acc<T>* to_tiles,
-                 cudaStream_t s) {
+                 T* dq, T* dk, T* dv, Acc<T>* gate_kv, Acc<T>* gate_q,
+                 t::BetweenSlot<Acc<T>>* slots, cudaStream_t s) {
     using A = Acc<T>;
     const unsigned tiles = unsigned(tiles_of(p));
     const dim3 grid(tiles, unsigned(p.batch * p.heads));
     const size_t smem_kv = sizeof(A) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
     if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem_kv)) return e;
     FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem_kv, s, p, q, k, v, gate, prefix, lse, delta,
-               dout, dk, dv, gate_kv);
+               dout, dk, dv, gate_kv, slots);
     if (int e = FPA_LAST_STATUS()) return e;
-    const size_t smem_q = sizeof(A) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
-                          sizeof(int) * tiles;
+    const size_t smem_q = sizeof(A) * kTile * (padded(p.d) + padded(p.dv));
     if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem_q)) return e;
     FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout,
-               dq, gate_q, to_tiles);
+               dq, gate_q, slots);
     return FPA_LAST_STATUS();
   }
 };
@@ -372,7 +421,7 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
   A* delta = reinterpret_cast<A*>(base + w.delta);
   A* gate_kv = reinterpret_cast<A*>(base + w.gate_kv);
   A* gate_q = reinterpret_cast<A*>(base + w.gate_q);
-  A* to_tiles = reinterpret_cast<A*>(base + w.to_tiles);
+  auto* slots = reinterpret_cast<t::BetweenSlot<A>*>(base + w.slots);
   const int64_t heads = p.batch * p.heads, positions = heads * p.n;
   const unsigned tiles = unsigned(tiles_of(p));
 
@@ -386,12 +435,12 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
   if (int e = FPA_LAST_STATUS()) return e;
 
   if (int e = Passes::template run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
-                                      gate_kv, gate_q, to_tiles, s))
+                                      gate_kv, gate_q, slots, s))
     return e;
 
   const dim3 grid(tiles, unsigned(heads));
   if (is_fpa(p.mode)) {
-    FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, gate, gate_kv, gate_q, to_tiles, dgate);
+    FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, gate, gate_kv, gate_q, slots, dgate);
   } else if (p.mode == Mode::Fox) {
     FPA_LAUNCH(fox_finish_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, p, gate_kv, gate_q,
                dgate);

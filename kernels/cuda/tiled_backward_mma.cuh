@@ -54,13 +54,30 @@ __device__ inline void two_products_abt(const T* a, const T* b, const T* a2, con
   }
 }
 
+// block_sum for the register kernels (BetweenParts): each warp's sum by shuffles, then the
+// warps in order, through buf (kMmaWarps entries of shared memory).
+struct WarpOrderSum {
+  float* buf;
+  __device__ float operator()(float x) const {
+    const float w = warp_sum(x);
+    if (threadIdx.x % 32 == 0) buf[threadIdx.x / 32] = w;
+    __syncthreads();
+    float sum = 0.0f;
+    if (threadIdx.x == 0)
+      for (int y = 0; y < kMmaWarps; ++y) sum += buf[y];
+    __syncthreads();  // buf is free again
+    return sum;
+  }
+};
+
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
     dq_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
                   const T* __restrict__ v, const float* __restrict__ gate,
                   const double* __restrict__ prefix, const float* __restrict__ lse,
                   const float* __restrict__ delta, const T* __restrict__ dout,
-                  T* __restrict__ dq, float* __restrict__ gate_q, float* __restrict__ to_tiles) {
+                  T* __restrict__ dq, float* __restrict__ gate_q,
+                  t::BetweenSlot<float>* __restrict__ slots) {
   using A = float;
   constexpr int LD = D + 8, LB = kTile + 4;  // ld16(D), ld32(kTile)
   const int64_t n = p.n, bh = blockIdx.y;
@@ -80,15 +97,14 @@ __global__ void __launch_bounds__(kMmaThreads)
   auto sk_buf = [&](int b) { return sq + (2 + b) * kTile * LD; };
   auto sv_buf = [&](int b) { return sq + (4 + b) * kTile * LD; };
   float* sb = reinterpret_cast<float*>(sq + 6 * kTile * LD);  // kTile x LB: FPA's diagonal bias
-  A* pair = sb + kTile * LB;                               // per key tile J < I
-  auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);
-  t::SoftSum<A>* tile_soft = pair_soft + tiles;
-  int* pair_pos = reinterpret_cast<int*>(tile_soft + tiles);
-  __shared__ A s_pair_warp[kMmaWarps], s_row_part[kTile], s_gate[kTile], fox_col[kTile];
+  __shared__ A s_level_warp[kMmaWarps], s_row_part[kTile], s_gate[kTile], fox_col[kTile];
   __shared__ FieldTile<A> fq, fk;
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
+  BetweenParts<A, t::BetweenSide::Later> parts(
+      slots_of(slots, bh, t::BetweenSide::Later, ti, tiles), tiles);  // C = tj + 1 .. ti - 1
+  const WarpOrderSum block_sum{s_level_warp};
   load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
   load_tile_16b<T, D>(dout + bh * n * D, i0, rows, sdo);
   if (fpa) load_field(p, gh, ti, fq);  // synchronises
@@ -106,7 +122,6 @@ __global__ void __launch_bounds__(kMmaThreads)
     FPA_UNROLL
     for (int e = 0; e < 4; ++e) dqa[dt][e] = 0.0f;
   A row_all[2] = {A(0), A(0)}, row_part[2] = {A(0), A(0)};
-  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   auto fetch = [&](int tj, int b) {  // K and V of key tile tj into buffer b, asynchronously
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
@@ -119,6 +134,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     const bool diagonal = tj == ti;
     const T* sk = sk_buf(it % 2);
     const T* sv = sv_buf(it % 2);
+    const t::Between<A> between = fpa ? parts.whole(fq.inv_tau) : t::empty_between<A>();
     if (tj > 0) fetch(tj - 1, (it + 1) % 2);  // the other buffer, free since the last barrier
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies
@@ -162,15 +178,9 @@ __global__ void __launch_bounds__(kMmaThreads)
         s[nt][e] = g;
       }
     if (fpa && !diagonal) {
-      const A warp_pair = warp_sum(pair_row);
-      if (lane == 0) s_pair_warp[warp] = warp_pair;
-      __syncthreads();
-      if (tid == 0) {  // the pair's sum, warps in order
-        A sum = A(0);
-        for (int w = 0; w < kMmaWarps; ++w) sum += s_pair_warp[w];
-        record_pair(tj, sum, between, fk, pair, pair_pos, pair_soft, tile_soft);
-      }
-      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+      parts.add_pair(pair_row, soft, fq.inv_tau);
+      if (tj > 0)  // tile tj joins C for key tile tj - 1
+        parts.add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
     }
 
     FPA_UNROLL
@@ -187,6 +197,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     }
     __syncthreads();  // this tile's readers are done: its buffer is free
   }
+  if (fpa) parts.end(block_sum);
 
   FPA_UNROLL
   for (int h = 0; h < 2; ++h) {
@@ -218,9 +229,7 @@ __global__ void __launch_bounds__(kMmaThreads)
       s_gate[row_of[h]] = A(0);
     }
   __syncthreads();
-  const A spread = query_tile_gate_parts(p, fq, ti, i0, rows, tid, s_row_part, s_gate, pair,
-                                         pair_pos, pair_soft, tile_soft,
-                                         to_tiles + (bh * tiles + ti) * int64_t(tiles));
+  const A spread = query_tile_gate_parts(p, fq, i0, rows, tid, s_row_part, s_gate);
   __syncthreads();
   if (tid < rows) gate_q[bh * n + i0 + tid] = s_gate[tid] + spread;
 }
@@ -231,7 +240,8 @@ __global__ void __launch_bounds__(kMmaThreads)
                     const T* __restrict__ v, const float* __restrict__ gate,
                     const double* __restrict__ prefix, const float* __restrict__ lse,
                     const float* __restrict__ delta, const T* __restrict__ dout,
-                    T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv) {
+                    T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv,
+                    t::BetweenSlot<float>* __restrict__ slots) {
   using A = float;
   constexpr int LD = D + 8, LB = kTile + 4;
   const int64_t n = p.n, bh = blockIdx.y;
@@ -253,11 +263,14 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sb = reinterpret_cast<float*>(sk + 6 * kTile * LD);  // kTile x LB: diagonal bias, then e
   float* sg = sb + kTile * LB;                             // kTile x LB: the diagonal's g
   __shared__ A s_lse[kTile], s_delta[kTile], fox_row[kTile], s_col_all[kTile],
-      s_col_part[kTile], s_gate[kTile];
+      s_col_part[kTile], s_gate[kTile], s_level_warp[kMmaWarps];
   __shared__ FieldTile<A> fq, fk;
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
+  BetweenParts<A, t::BetweenSide::Earlier> parts(
+      slots_of(slots, bh, t::BetweenSide::Earlier, tj, tiles), tiles);  // C = tj + 1 .. ti - 1
+  const WarpOrderSum block_sum{s_level_warp};
   load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
   load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
   if (fpa) load_field(p, gh, tj, fk);
@@ -267,7 +280,6 @@ __global__ void __launch_bounds__(kMmaThreads)
     FPA_UNROLL
     for (int e = 0; e < 4; ++e) dka[dt][e] = dva[dt][e] = 0.0f;
   A col_all[2] = {A(0), A(0)}, col_part[2] = {A(0), A(0)}, diag = A(0);  // diag: key tid's
-  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   auto fetch = [&](int ti, int b) {  // Q and dO of query tile ti into buffer b, asynchronously
     load_tiles_async<T, D>(q + bh * n * D, dout + bh * n * D, n, ti, sq_buf(b), sdo_buf(b));
@@ -280,6 +292,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     const bool diagonal = ti == tj;
     const T* sq = sq_buf(it % 2);
     const T* sdo = sdo_buf(it % 2);
+    const t::Between<A> between = fpa ? parts.whole(fk.inv_tau) : t::empty_between<A>();
+    A pair_col = A(0);  // this lane's part of what C wins in this pair
     if (ti + 1 < tiles) fetch(ti + 1, (it + 1) % 2);  // the other buffer, free since the last barrier
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies
@@ -323,13 +337,17 @@ __global__ void __launch_bounds__(kMmaThreads)
             g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
             col_all[h] += g;
             if (fpa && !diagonal) {
-              if (soft)
-                col_part[h] += g * t::soft_shares(fk.suffix_soft[c], between.soft,
-                                                  fq.prefix_soft[r], fk.inv_tau).key;
-              else
-                col_part[h] += t::exact_share(t::path_part(fk.suffix[c].value,
-                                                           between.min.value, fq.prefix[r].value),
-                                              t::PathPart::KeyTile, g);
+              if (soft) {
+                const t::SoftShares<A> sh = t::soft_shares(fk.suffix_soft[c], between.soft,
+                                                           fq.prefix_soft[r], fk.inv_tau);
+                col_part[h] += g * sh.key;
+                pair_col += g * sh.between;
+              } else {
+                const t::PathPart w =
+                    t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+                col_part[h] += t::exact_share(w, t::PathPart::KeyTile, g);
+                pair_col += t::exact_share(w, t::PathPart::Between, g);
+              }
             }
           }
           if (fpa && diagonal) sg[r * LB + c] = g;
@@ -372,11 +390,15 @@ __global__ void __launch_bounds__(kMmaThreads)
       if (tid < cols)
         for (int r = 0; r < rows; ++r) diag += sb[r * LB + tid];
     }
-    if (fpa && !diagonal)
-      between =
-          t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+    if (fpa && !diagonal) {
+      parts.add_pair(pair_col, soft, fk.inv_tau);
+      if (ti + 1 < tiles)  // tile ti joins C for query tile ti + 1
+        parts.add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
+                       block_sum);
+    }
     __syncthreads();  // this tile's readers are done: its buffer is free
   }
+  if (fpa) parts.end(block_sum);
 
   FPA_UNROLL
   for (int h = 0; h < 2; ++h) {
@@ -420,52 +442,50 @@ __global__ void __launch_bounds__(kMmaThreads)
 // (mma_shape) with 16-byte aligned inputs; otherwise, or where the device cannot give a pass's shared memory, the WMMA
 // passes (which fall back to the scalar ones in turn).
 struct MmaPasses {
-  // Six kTile x D tiles each (two of them double-buffered), the diagonal's fp32 tiles, dQ's
-  // per-tile-pair arrays.
+  // Six kTile x D tiles each (two of them double-buffered) and the diagonal's fp32 tiles.
   template <class T> static size_t dkdv_smem(const Problem& p) {
     return sizeof(T) * kTile * 6 * ld16(p.d) + sizeof(float) * kTile * 2 * ld32(kTile);
   }
   template <class T> static size_t dq_smem(const Problem& p) {
-    const size_t tiles = size_t(tiles_of(p));
-    return sizeof(T) * kTile * 6 * ld16(p.d) + sizeof(float) * (kTile * ld32(kTile) + 5 * tiles) +
-           sizeof(int) * tiles;
+    return sizeof(T) * kTile * 6 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
   }
 
   template <class T, int D>
   static int run_at(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
                     const double* prefix, const float* lse, const float* delta, const T* dout,
-                    T* dq, T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles,
-                    cudaStream_t s) {
+                    T* dq, T* dk, T* dv, float* gate_kv, float* gate_q,
+                    t::BetweenSlot<float>* slots, cudaStream_t s) {
     const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
     auto dkdv = dkdv_mma_kernel<T, D>;
     auto dqk = dq_mma_kernel<T, D>;
     const size_t smem_kv = dkdv_smem<T>(p), smem_q = dq_smem<T>(p);
     if (int e = FPA_ALLOW_SMEM(dkdv, smem_kv)) return e;
     FPA_LAUNCH(dkdv, grid, kMmaThreads, smem_kv, s, p, q, k, v, gate, prefix, lse, delta, dout,
-               dk, dv, gate_kv);
+               dk, dv, gate_kv, slots);
     if (int e = FPA_LAST_STATUS()) return e;
     if (int e = FPA_ALLOW_SMEM(dqk, smem_q)) return e;
     FPA_LAUNCH(dqk, grid, kMmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout, dq,
-               gate_q, to_tiles);
+               gate_q, slots);
     return FPA_LAST_STATUS();
   }
 
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
                  const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
-                 T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles, cudaStream_t s) {
+                 T* dk, T* dv, float* gate_kv, float* gate_q, t::BetweenSlot<float>* slots,
+                 cudaStream_t s) {
     const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
     const bool fits = dkdv_smem<T>(p) + kWmmaStaticSmem <= max_smem &&
                       dq_smem<T>(p) + kWmmaStaticSmem <= max_smem;
     if constexpr (std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value) {
       if (mma_shape<T>(p) && fits && aligned_16b(q, k, v, dout))
         return p.d == 64 ? run_at<T, 64>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
-                                         gate_kv, gate_q, to_tiles, s)
+                                         gate_kv, gate_q, slots, s)
                          : run_at<T, 128>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
-                                          gate_kv, gate_q, to_tiles, s);
+                                          gate_kv, gate_q, slots, s);
     }
     return WmmaPasses::run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv, gate_kv,
-                              gate_q, to_tiles, s);
+                              gate_q, slots, s);
   }
 };
 

@@ -96,7 +96,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
                      const T* __restrict__ v, const float* __restrict__ gate,
                      const double* __restrict__ prefix, const float* __restrict__ lse,
                      const float* __restrict__ delta, const T* __restrict__ dout,
-                     T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv) {
+                     T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv,
+                     t::BetweenSlot<float>* __restrict__ slots) {
   using A = float;
   const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
   const int tj = blockIdx.x, tid = threadIdx.x, warp = tid / 32, c = tid;
@@ -120,23 +121,27 @@ __global__ void __launch_bounds__(kWmmaThreads)
   float* sdp = ss + kTile * ld32(kTile);  // dP, then the diagonal's per-row buffers
   float* sdk = sdp + kTile * ld32(kTile);  // kTile x ld32(d): dK of the key tile
   float* sdv = sdk + kTile * ld32(d);      // kTile x ld32(dv): dV
-  __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile];
+  __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile], s_level[kTile];
   __shared__ FieldTile<A> fq, fk;
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
+  BetweenParts<A, t::BetweenSide::Earlier> parts(
+      slots_of(slots, bh, t::BetweenSide::Earlier, tj, tiles), tiles);  // C = tj + 1 .. ti - 1
+  const ThreadOrderSum<A> block_sum{s_level, cols};
   load_tile(k + bh * n * d, j0, cols, d, M::ld(d), sk);
   load_tile(v + bh * n * dvd, j0, cols, dvd, M::ld(dvd), sv);
   for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdk[e] = 0.0f;
   for (int e = tid; e < kTile * ld32(dvd); e += blockDim.x) sdv[e] = 0.0f;
   if (fpa) load_field(p, gh, tj, fk);
   A col_all = A(0), col_part = A(0), diag = A(0);
-  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   for (int ti = tj; ti < tiles; ++ti) {
     const int64_t i0 = int64_t(ti) * kTile;
     const int rows = int(min(int64_t(kTile), n - i0));
     const bool diagonal = ti == tj;
+    const t::Between<A> between = fpa ? parts.whole(fk.inv_tau) : t::empty_between<A>();
+    A pair_col = A(0);  // what C wins in this pair
     __syncthreads();
     load_tile(q + bh * n * d, i0, rows, d, M::ld(d), sq);
     load_tile(dout + bh * n * dvd, i0, rows, dvd, M::ld(dvd), sdo);
@@ -167,13 +172,17 @@ __global__ void __launch_bounds__(kWmmaThreads)
         *src = g;
         col_all += g;
         if (diagonal || !fpa) continue;
-        if (soft)
-          col_part += g * t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r],
-                                         fk.inv_tau).key;
-        else
-          col_part += t::exact_share(t::path_part(fk.suffix[c].value, between.min.value,
-                                                  fq.prefix[r].value),
-                                     t::PathPart::KeyTile, g);
+        if (soft) {
+          const t::SoftShares<A> sh =
+              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
+          col_part += g * sh.key;
+          pair_col += g * sh.between;
+        } else {
+          const t::PathPart w =
+              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
+          col_part += t::exact_share(w, t::PathPart::KeyTile, g);
+          pair_col += t::exact_share(w, t::PathPart::Between, g);
+        }
       }
     }
     __syncthreads();
@@ -194,10 +203,14 @@ __global__ void __launch_bounds__(kWmmaThreads)
     }
     wmma_accumulate<T, true>(sp, sdo, dvd, warp, sdv);  // dV += P^T dO
     wmma_accumulate<T, true>(sds, sq, d, warp, sdk);    // dK += dS^T Q
-    if (fpa && !diagonal)
-      between =
-          t::extend_later(between, fq.prefix[rows - 1], fq.prefix_soft[rows - 1], fq.inv_tau);
+    if (fpa && !diagonal) {
+      parts.add_pair(pair_col, soft, fk.inv_tau);
+      if (ti + 1 < tiles)  // tile ti joins C for query tile ti + 1
+        parts.add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
+                       block_sum);
+    }
   }
+  if (fpa) parts.end(block_sum);
   __syncthreads();
   if (active) {
     for (int64_t e = 0; e < d; ++e)
@@ -224,7 +237,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
                    const T* __restrict__ v, const float* __restrict__ gate,
                    const double* __restrict__ prefix, const float* __restrict__ lse,
                    const float* __restrict__ delta, const T* __restrict__ dout,
-                   T* __restrict__ dq, float* __restrict__ gate_q, float* __restrict__ to_tiles) {
+                   T* __restrict__ dq, float* __restrict__ gate_q,
+                   t::BetweenSlot<float>* __restrict__ slots) {
   using A = float;
   const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
   const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, r = tid;
@@ -246,15 +260,14 @@ __global__ void __launch_bounds__(kWmmaThreads)
   if (kProbsOverLogits<T>) sds = reinterpret_cast<T*>(ss);  // logits (fp32: then g)
   float* sdp = ss + kTile * ld32(kTile);  // dP
   float* sdq = sdp + kTile * ld32(kTile);  // kTile x ld32(d): dQ of the query tile
-  A* pair = sdq + kTile * ld32(d);         // per key tile J < I (the between part)
-  auto* pair_soft = reinterpret_cast<t::SoftSum<A>*>(pair + tiles);  // C's weight sum
-  t::SoftSum<A>* tile_soft = pair_soft + tiles;                      // key tile J's
-  int* pair_pos = reinterpret_cast<int*>(tile_soft + tiles);         // C's argmin
-  __shared__ A s_pair_row[kTile], s_row_part[kTile], s_gate[kTile];
+  __shared__ A s_level[kTile], s_row_part[kTile], s_gate[kTile];
   __shared__ FieldTile<A> fq, fk;
 
   const A* gh = gate ? gate + bh * n : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
+  BetweenParts<A, t::BetweenSide::Later> parts(
+      slots_of(slots, bh, t::BetweenSide::Later, ti, tiles), tiles);  // C = tj + 1 .. ti - 1
+  const ThreadOrderSum<A> block_sum{s_level, rows};
   load_tile(q + bh * n * d, i0, rows, d, M::ld(d), sq);
   load_tile(dout + bh * n * dvd, i0, rows, dvd, M::ld(dvd), sdo);
   for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdq[e] = 0.0f;
@@ -262,12 +275,12 @@ __global__ void __launch_bounds__(kWmmaThreads)
   const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
   const A delta_r = active ? delta[bh * n + i0 + r] : A(0);
   A row_all = A(0), row_part = A(0);
-  t::Between<A> between = t::empty_between<A>();  // tiles tj + 1 .. ti - 1
 
   for (int tj = ti; tj >= 0; --tj) {
     const int64_t j0 = int64_t(tj) * kTile;
     const int cols = int(min(int64_t(kTile), n - j0));
     const bool diagonal = tj == ti;
+    const t::Between<A> between = fpa ? parts.whole(fq.inv_tau) : t::empty_between<A>();
     __syncthreads();
     load_tile(k + bh * n * d, j0, cols, d, M::ld(d), sk);
     load_tile(v + bh * n * dvd, j0, cols, dvd, M::ld(dvd), sv);
@@ -303,18 +316,14 @@ __global__ void __launch_bounds__(kWmmaThreads)
       }
     }
     if (fpa && !diagonal) {
-      if (row_thread) s_pair_row[r] = pair_row;
-      __syncthreads();
-      if (tid == 0) {  // the pair's sum in thread order
-        A sum = A(0);
-        for (int x = 0; x < rows; ++x) sum += s_pair_row[x];
-        record_pair(tj, sum, between, fk, pair, pair_pos, pair_soft, tile_soft);
-      }
-      between = t::extend_earlier(between, fk.suffix[0], fk.suffix_soft[0], fk.inv_tau);
+      parts.add_pair(pair_row, soft, fq.inv_tau);
+      if (tj > 0)  // tile tj joins C for key tile tj - 1
+        parts.add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
     }
     __syncthreads();
     wmma_accumulate<T, false>(sds, sk, d, warp, sdq);  // dQ += dS K
   }
+  if (fpa) parts.end(block_sum);
   __syncthreads();
   if (active)
     for (int64_t e = 0; e < d; ++e)
@@ -329,9 +338,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
     s_gate[r] = A(0);
   }
   __syncthreads();
-  const A spread = query_tile_gate_parts(p, fq, ti, i0, rows, tid, s_row_part, s_gate, pair,
-                                         pair_pos, pair_soft, tile_soft,
-                                         to_tiles + (bh * tiles + ti) * int64_t(tiles));
+  const A spread = query_tile_gate_parts(p, fq, i0, rows, tid, s_row_part, s_gate);
   __syncthreads();
   if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
 }
@@ -350,11 +357,9 @@ struct WmmaPasses {
   }
   template <class T> static size_t dq_smem(const Problem& p) {
     using M = Mma<T>;
-    const size_t tiles = size_t(tiles_of(p));
     const int g_tile = kProbsOverLogits<T> ? 0 : M::ld(kTile);
     return sizeof(T) * size_t(kTile) * (2 * M::ld(p.d) + 2 * M::ld(p.dv) + g_tile) +
-           sizeof(float) * (kTile * (2 * ld32(kTile) + ld32(p.d)) + 5 * tiles) +
-           sizeof(int) * tiles;
+           sizeof(float) * kTile * (2 * ld32(kTile) + ld32(p.d));
   }
   // Static shared memory of the kernels (field tiles, per-row arrays), with a margin.
   static constexpr size_t kStaticSmem = kWmmaStaticSmem;
@@ -362,7 +367,8 @@ struct WmmaPasses {
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
                  const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
-                 T* dk, T* dv, float* gate_kv, float* gate_q, float* to_tiles, cudaStream_t s) {
+                 T* dk, T* dv, float* gate_kv, float* gate_q, t::BetweenSlot<float>* slots,
+                 cudaStream_t s) {
     const unsigned tiles = unsigned(tiles_of(p));
     const dim3 grid(tiles, unsigned(p.batch * p.heads));
     const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
@@ -370,25 +376,23 @@ struct WmmaPasses {
     if (smem_kv + kStaticSmem <= max_smem) {
       if (int e = FPA_ALLOW_SMEM(dkdv_wmma_kernel<T>, smem_kv)) return e;
       FPA_LAUNCH(dkdv_wmma_kernel<T>, grid, kWmmaThreads, smem_kv, s, p, q, k, v, gate, prefix,
-                 lse, delta, dout, dk, dv, gate_kv);
+                 lse, delta, dout, dk, dv, gate_kv, slots);
     } else {
       const size_t smem = sizeof(float) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
       if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem)) return e;
       FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
-                 dk, dv, gate_kv);
+                 dk, dv, gate_kv, slots);
     }
     if (int e = FPA_LAST_STATUS()) return e;
     if (smem_q + kStaticSmem <= max_smem) {
       if (int e = FPA_ALLOW_SMEM(dq_wmma_kernel<T>, smem_q)) return e;
       FPA_LAUNCH(dq_wmma_kernel<T>, grid, kWmmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse,
-                 delta, dout, dq, gate_q, to_tiles);
+                 delta, dout, dq, gate_q, slots);
     } else {
-      const size_t smem =
-          sizeof(float) * (kTile * (padded(p.d) + padded(p.dv)) + 5 * size_t(tiles)) +
-          sizeof(int) * tiles;
+      const size_t smem = sizeof(float) * kTile * (padded(p.d) + padded(p.dv));
       if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem)) return e;
       FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
-                 dq, gate_q, to_tiles);
+                 dq, gate_q, slots);
     }
     return FPA_LAST_STATUS();
   }

@@ -169,21 +169,34 @@ inline size_t acc_bytes(const Problem& p) {
 }
 __host__ __device__ inline int64_t tiles_of(const Problem& p) { return (p.n + kTile - 1) / kTile; }
 
-// Backward: FoX's prefix (doubles), then delta, gate_kv, gate_q (per position) and the T x T
-// between buffer per head, in the accumulator type.
+// Backward: FoX's prefix (doubles), then delta, gate_kv, gate_q (per position) and the slots of
+// C's parts (tile_gate_grad.h; per head, the later side's tiles x level_slots, then the earlier
+// side's), in the accumulator type.
+template <class A> inline size_t slot_bytes() { return sizeof(t::BetweenSlot<A>); }
 struct BackwardWorkspace {
-  size_t prefix, delta, gate_kv, gate_q, to_tiles, total;
+  size_t prefix, delta, gate_kv, gate_q, slots, total;
   explicit BackwardWorkspace(const Problem& p) {
     const size_t positions = size_t(p.batch * p.heads * p.n);
-    const size_t t2 = size_t(p.batch * p.heads * tiles_of(p) * tiles_of(p));
+    const int tiles = int(tiles_of(p));
+    const size_t slot_count = size_t(p.batch * p.heads) * 2 * tiles * t::level_slots(tiles);
+    const size_t per_slot =
+        p.dtype == DType::Float64 ? slot_bytes<double>() : slot_bytes<float>();
     prefix = 0;
     delta = align_up(positions * sizeof(double));
     gate_kv = delta + align_up(positions * acc_bytes(p));
     gate_q = gate_kv + align_up(positions * acc_bytes(p));
-    to_tiles = gate_q + align_up(positions * acc_bytes(p));
-    total = to_tiles + align_up(t2 * acc_bytes(p));
+    slots = gate_q + align_up(positions * acc_bytes(p));
+    total = slots + align_up(slot_count * per_slot);
   }
 };
+
+// The slots of one tile and side of head bh (BackwardWorkspace's layout).
+template <class A>
+__host__ __device__ inline t::BetweenSlot<A>* slots_of(t::BetweenSlot<A>* slots, int64_t bh,
+                                                       t::BetweenSide side, int tile, int tiles) {
+  const int per_tile = t::level_slots(tiles);
+  return slots + ((2 * bh + (side == t::BetweenSide::Earlier)) * tiles + tile) * per_tile;
+}
 
 inline bool valid(const Problem& p) {
   return p.n >= 0 && p.d >= 1 && p.d <= kMaxHeadDim && p.dv >= 1 && p.dv <= kMaxHeadDim &&
