@@ -23,10 +23,8 @@ namespace {
 struct Worst {
   double f64 = 0, f32 = 0;
 };
-void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offset, Worst& worst,
-                int64_t dv = 0) {
-  Inputs in = make_case(s, mode, gate, seed, offset);
-  if (dv > 0) in = with_value_width(in, dv, seed);
+void check_inputs(const Inputs& in, const Shape& s, Mode mode, Gate gate, double offset,
+                  Worst& worst) {
   const Result want = run(in, reference_options(mode), at::kDouble);
   const at::Tensor want_lse = reference_lse(in, mode);
   for (auto dtype : {at::kDouble, at::kFloat}) {
@@ -43,6 +41,12 @@ void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offs
     double& w = dtype == at::kDouble ? worst.f64 : worst.f32;
     w = std::max({w, e.worst(), le});
   }
+}
+void check_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, double offset, Worst& worst,
+                int64_t dv = 0) {
+  Inputs in = make_case(s, mode, gate, seed, offset);
+  if (dv > 0) in = with_value_width(in, dv, seed);
+  check_inputs(in, s, mode, gate, offset, worst);
 }
 
 const std::vector<Shape> kShapes{{1, 1, 1, 16},  {1, 2, 63, 16}, {2, 1, 64, 1},  {1, 1, 65, 64},
@@ -76,6 +80,19 @@ TEST(TileAlgorithm, LongSequenceAndWideHeads) {
     check_case({2, 1, 100, 16}, mode, gate, seed++, 0.0, worst, /*dv=*/40);  // values wider
     check_case({1, 1, 100, 64}, mode, gate, seed++, 0.0, worst, /*dv=*/8);   // and narrower
   }
+  std::printf("worst relative error vs reference: float64 %.3g, float32 %.3g\n", worst.f64,
+              worst.f32);
+}
+
+// C's split at every level (tile_bias.h): 38 tiles (levels -1 .. 5) of a field with valleys
+// (valleys_case), where far pairs' minima lie in C's earlier part for some pairs and in its later
+// part for others, so both passes' slots and the finish step's visits of them carry gradient.
+TEST(TileAlgorithm, BetweenPartsAtEveryLevel) {
+  Worst worst;
+  uint64_t seed = 600;
+  const Shape s{1, 1, 38 * 64 - 7, 16};
+  for (Mode mode : {Mode::FpaExact, Mode::FpaSoft})
+    check_inputs(valleys_case(s, mode, seed++), s, mode, Gate::Random, 0.0, worst);
   std::printf("worst relative error vs reference: float64 %.3g, float32 %.3g\n", worst.f64,
               worst.f32);
 }

@@ -226,7 +226,7 @@ TEST(TiledEmulated, KernelsMatchTheCpuTileRunAndTheReference) {
               worst[0], worst[1], worst[2], worst[3]);
 }
 
-// The dQ pass's per-pair buffer and the T x T between buffer at more tiles (9 key tiles), a head
+// More tiles (9, and 38 with valleys: C's split at levels -1 .. 5, both passes' slots), a head
 // dimension of 128 (the kernels' largest), and values wider and narrower than q and k.
 TEST(TiledEmulated, LongSequenceAndWideHeads) {
   double worst = 0;
@@ -234,6 +234,11 @@ TEST(TiledEmulated, LongSequenceAndWideHeads) {
   for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
     const Inputs in = make_case({1, 1, 513, 16}, mode, Gate::Integer, seed++);
     check_against_reference<float>(in, mode, Gate::Integer, {1, 1, 513, 16}, worst);
+    if (mode == Mode::FpaExact || mode == Mode::FpaSoft) {
+      const Shape many{1, 1, 38 * 64 - 7, 16};
+      check_against_reference<float>(valleys_case(many, mode, seed++), mode, Gate::Random, many,
+                                     worst);
+    }
     const Inputs wide = make_case({1, 1, 100, 128}, mode, Gate::Random, seed++);
     check_against_reference<float>(wide, mode, Gate::Random, {1, 1, 100, 128}, worst);
     // Values of another width than q and k (dv != d), both ways.
@@ -360,7 +365,8 @@ Inputs valley_case(const Shape& s, Mode mode, uint64_t seed) {
 // middle tiles (valley_case), and the dQ pass's pair sums (over a
 // warp by shuffles, then over the warps) carry the gradient of those scores to the valley's
 // argmin (a pass that dropped the pair sums, or summed one lane's instead of the warp's, passed
-// the random fields above). Both FPA modes, D 64 and 128, n = 200 (4 tiles).
+// the random fields above). Both FPA modes, D 64 and 128, n = 200 (4 tiles); and bf16 at D 64
+// over 12 tiles with valleys (valleys_case: C's split at levels -1 .. 3, both passes' slots).
 TEST(TiledEmulated, RegisterPassesAttributeTheBetweenPart) {
   double worst[2] = {0, 0};
   uint64_t seed = 4800;
@@ -371,6 +377,11 @@ TEST(TiledEmulated, RegisterPassesAttributeTheBetweenPart) {
       check_against_reference<__nv_bfloat16>(in, mode, Gate::Random, s, worst[0], true);
       check_against_reference<__half>(in, mode, Gate::Random, s, worst[1], true);
     }
+  }
+  for (Mode mode : {Mode::FpaExact, Mode::FpaSoft}) {
+    const Shape s{1, 1, 12 * 64 - 5, 64};
+    check_against_reference<__nv_bfloat16>(valleys_case(s, mode, seed++), mode, Gate::Random, s,
+                                           worst[0], true);
   }
   std::printf("worst relative error vs reference: bfloat16 %.3g, float16 %.3g\n", worst[0],
               worst[1]);

@@ -154,6 +154,23 @@ inline Inputs make_case(const Shape& s, Mode mode, Gate gate, uint64_t seed, dou
   return in;
 }
 
+// FPA's between part C at many tiles: a random field with valleys of several depths, each a
+// whole tile or two wide, so that for far tile pairs C's minimum lies in one of them, in C's
+// earlier part for some pairs and its later part for others (tile_bias.h's split), at every
+// level up to the sequence's. The valleys sit at tiles 3, 9-10, 17 and 30 (those present).
+inline Inputs valleys_case(const Shape& s, Mode mode, uint64_t seed) {
+  Inputs in = make_case(s, mode, Gate::Random, seed);
+  in.gate = in.gate * 0.25;
+  const struct { int64_t first, tiles; double depth; } valleys[] = {
+      {3, 1, 1.0}, {9, 2, 2.0}, {17, 1, 3.0}, {30, 1, 1.5}};
+  for (const auto& v : valleys) {
+    const int64_t l0 = v.first * 64, l1 = std::min<int64_t>((v.first + v.tiles) * 64, s.n);
+    if (l0 < l1) in.gate.slice(2, l0, l1).sub_(v.depth);
+  }
+  in.gate = in.gate.to(at::kFloat).to(at::kDouble);
+  return in;
+}
+
 // The same case with values (and so outputs) of width dv instead of the head dimension: the
 // kernels index v, o and dO by dv, q and k by d.
 inline Inputs with_value_width(Inputs in, int64_t dv, uint64_t seed) {

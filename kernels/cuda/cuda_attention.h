@@ -15,8 +15,7 @@
 //                 both FPA modes; beyond that the one-thread-per-row kernels (bf16 / fp16 run in
 //                 fp32 there), whose backward uses atomics (not bitwise repeatable) and refuses
 //                 FPA's straight-through mode.
-//   limits        batch x heads <= 65535; the tiled dQ pass keeps 24 bytes per key tile of 64
-//                 in shared memory (N up to ~5e5 on sm_90); a launch that fails says so.
+//   limits        batch x heads <= 65535; a launch that fails says so.
 #pragma once
 
 #include "kernels/attention.h"

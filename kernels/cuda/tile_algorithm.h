@@ -16,14 +16,15 @@
 // 3. dK/dV, one block per (batch, head, key tile J): query tiles I = J (diagonal), J+1, ..., T-1,
 //    recomputing p_ij = exp(s_ij - lse_i) and g_ij. Sums per key (in query order): dK, dV, the
 //    column sums of g (-> -g to phi_j, FoX's -dF_j), the key-tile part of FPA's minimum (exact:
-//    S_J wins; soft: g times the key share); the diagonal tile's per-row scans. Writes dK, dV
-//    and the gate gradient's part owed to positions of tile J.
+//    S_J wins; soft: g times the key share); the diagonal tile's per-row scans; per level of C's
+//    split (tile_bias.h), what C's earlier part wins. Writes dK, dV, the gate gradient's part
+//    owed to positions of tile J, and tile J's slots of C's earlier parts.
 // 4. dQ, one block per (batch, head, query tile I): key tiles in the forward's order. Sums per
-//    query (in key order): dQ, FoX's dF_i, the query-tile part of FPA's minimum; per tile pair
-//    the between part. Writes dQ, the gate gradient's part owed to positions of tile I, and row I
-//    of a (T x T) buffer: the between part owed to each tile K < I.
-// 5. finish, one per (batch, head): adds the two parts per position and each tile's column of
-//    the T x T buffer (to its argmin, or spread), in double; FoX's reverse cumulative sum.
+//    query (in key order): dQ, FoX's dF_i, the query-tile part of FPA's minimum; per level, what
+//    C's later part wins. Writes dQ, the gate gradient's part owed to positions of tile I, and
+//    tile I's slots of C's later parts.
+// 5. finish, one per (batch, head, tile K): adds the two parts per position and the slots whose
+//    part of C covers tile K (to its argmin, or spread), in double; FoX's reverse cumulative sum.
 #pragma once
 
 #include "kernels/cuda/tile_bias.h"

@@ -178,8 +178,7 @@ FPA_HD Between<A> extend_later(Between<A> c, MinAt<A> tile_min, SoftSum<A> tile_
 // (a falling with b fixed, or b rising with a fixed), and when it grows the new fixed part is
 // the whole C before the step (tests/test_tile_algorithm.cpp checks both walks against the
 // ranges above), so each pass carries the split with two Betweens.
-constexpr int kNoLevel = -2;       // before the walk's first tile
-constexpr int kMaxLevelSlots = 32;  // levels -1 .. 30: tile indices are ints
+constexpr int kNoLevel = -2;  // before the walk's first tile
 
 FPA_HD int between_level(int a, int b) {
   int level = -1;

@@ -23,8 +23,8 @@
 // untuned; so do fp32's, on TF32 (WMMA 16 x 16 x 8), unless Problem::tensor_cores is false
 // (exact fp32). The TF32 dK/dV pass at D = 128 fits no device's shared memory (scalar kernel),
 // nor does the TF32 dQ pass at D = 128 on sm_80.
-// Limits: D, Dv <= kMaxHeadDim, B * H <= 65535, and the dQ pass keeps 24 bytes (fp32) per key
-// tile in shared memory (N up to ~5e5 on sm_90). Shared memory per block grows with D: at
+// Limits: D, Dv <= kMaxHeadDim, B * H <= 65535; no pass's shared memory depends on N (the
+// between part's per-level slots are in the workspace). Shared memory per block grows with D: at
 // D = 128 the fp64 forward (~234 KB) does not fit (the launch returns the error); the
 // tensor-core dK/dV pass (~190 KB) fits sm_90's 227 KB, and on sm_80 (163 KB) that pass runs on
 // the scalar kernel instead.
