@@ -241,16 +241,9 @@ template <class T> class TileRun {
           for (int64_t e = 0; e < d; ++e) dk[c * d + e] += g * A(q[r * d + e]);
           col_all[c] += g;
           if (diagonal || !fpa()) continue;
-          if (soft()) {
-            const SoftShares<A> sh =
-                soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-            col_part[c] += g * sh.key;
-            pair_col += g * sh.between;
-          } else {
-            const PathPart w = path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-            col_part[c] += exact_share(w, PathPart::KeyTile, g);
-            pair_col += exact_share(w, PathPart::Between, g);
-          }
+          route_score(PathPart::KeyTile, soft(), g, fk.suffix[c].value, fk.suffix_soft[c],
+                      between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, col_part[c],
+                      pair_col);
         }
         if (fpa() && !diagonal) level_sum[c] += pair_col * fraction;
       }
@@ -318,16 +311,9 @@ template <class T> class TileRun {
           for (int64_t e = 0; e < d; ++e) dq[r * d + e] += g * A(k[c * d + e]);
           row_all[r] += g;
           if (diagonal || !fpa()) continue;
-          if (soft()) {
-            const SoftShares<A> sh =
-                soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-            row_part[r] += g * sh.query;
-            pair_row += g * sh.between;
-          } else {
-            const PathPart w = path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-            row_part[r] += exact_share(w, PathPart::QueryTile, g);
-            pair_row += exact_share(w, PathPart::Between, g);
-          }
+          route_score(PathPart::QueryTile, soft(), g, fk.suffix[c].value, fk.suffix_soft[c],
+                      between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, row_part[r],
+                      pair_row);
         }
         if (fpa() && !diagonal) level_sum[r] += pair_row * fraction;
       }

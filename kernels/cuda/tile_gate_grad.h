@@ -46,6 +46,25 @@ template <class A> FPA_HD A exact_share(PathPart winner, PathPart part, A g) {
   return winner == part ? g : A(0);
 }
 
+// What one off-diagonal score's logit gradient g owes its pass's own part of the path (own:
+// KeyTile in the dK/dV pass, QueryTile in the dQ pass) and C, added to own_sum and c_sum. Exact:
+// g to the part attaining the minimum (path_part); straight-through: g times each part's share
+// of the soft minimum's weight (soft_shares).
+template <class A>
+FPA_HD void route_score(PathPart own, bool soft, A g, A key_min, SoftSum<A> key_soft,
+                        const Between<A>& c, A query_min, SoftSum<A> query_soft, A inv_tau,
+                        A& own_sum, A& c_sum) {
+  if (soft) {
+    const SoftShares<A> sh = soft_shares(key_soft, c.soft, query_soft, inv_tau);
+    own_sum += g * (own == PathPart::KeyTile ? sh.key : sh.query);
+    c_sum += g * sh.between;
+  } else {
+    const PathPart w = path_part(key_min, c.min.value, query_min);
+    own_sum += exact_share(w, own, g);
+    c_sum += exact_share(w, PathPart::Between, g);
+  }
+}
+
 // Row r of the diagonal tile (phi[c] = phi_{i0 + c}): adds g[c] (c <= r) to e[l*] with l* the
 // latest position of the minimum of phi over [c, r], in tile coordinates. A backward scan keeps
 // the running argmin, replacing it only on a strictly smaller value (the latest one at ties).

@@ -190,17 +190,9 @@ __global__ void __launch_bounds__(kTile)
         col_all += g;
         if (diagonal) { *grc = g; continue; }
         if (!fpa) continue;
-        if (soft) {
-          const t::SoftShares<A> sh =
-              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-          col_part += g * sh.key;
-          pair_col += g * sh.between;
-        } else {
-          const t::PathPart w =
-              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-          col_part += t::exact_share(w, t::PathPart::KeyTile, g);
-          pair_col += t::exact_share(w, t::PathPart::Between, g);
-        }
+        t::route_score(t::PathPart::KeyTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
+                       between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, col_part,
+                       pair_col);
       }
     }
     if (fpa && diagonal) {  // one row per thread into its own buffer, then column sums
@@ -309,17 +301,9 @@ __global__ void __launch_bounds__(kTile)
         for (int64_t e = 0; e < d; ++e) dqr[e] += g * sk[c * padded(d) + e];
         row_all += g;
         if (diagonal || !fpa) continue;
-        if (soft) {
-          const t::SoftShares<A> sh =
-              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-          row_part += g * sh.query;
-          pair_row += g * sh.between;
-        } else {
-          const t::PathPart w =
-              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-          row_part += t::exact_share(w, t::PathPart::QueryTile, g);
-          pair_row += t::exact_share(w, t::PathPart::Between, g);
-        }
+        t::route_score(t::PathPart::QueryTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
+                       between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, row_part,
+                       pair_row);
       }
     }
     if (fpa && !diagonal) {

@@ -162,17 +162,9 @@ __global__ void __launch_bounds__(kMmaThreads)
           g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
           row_all[h] += g;
           if (fpa && !diagonal) {
-            if (soft) {
-              const t::SoftShares<A> sh =
-                  t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-              row_part[h] += g * sh.query;
-              pair_row += g * sh.between;
-            } else {
-              const t::PathPart w =
-                  t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-              row_part[h] += t::exact_share(w, t::PathPart::QueryTile, g);
-              pair_row += t::exact_share(w, t::PathPart::Between, g);
-            }
+            t::route_score(t::PathPart::QueryTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
+                           between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, row_part[h],
+                           pair_row);
           }
         }
         s[nt][e] = g;
@@ -337,17 +329,9 @@ __global__ void __launch_bounds__(kMmaThreads)
             g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
             col_all[h] += g;
             if (fpa && !diagonal) {
-              if (soft) {
-                const t::SoftShares<A> sh = t::soft_shares(fk.suffix_soft[c], between.soft,
-                                                           fq.prefix_soft[r], fk.inv_tau);
-                col_part[h] += g * sh.key;
-                pair_col += g * sh.between;
-              } else {
-                const t::PathPart w =
-                    t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-                col_part[h] += t::exact_share(w, t::PathPart::KeyTile, g);
-                pair_col += t::exact_share(w, t::PathPart::Between, g);
-              }
+              t::route_score(t::PathPart::KeyTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
+                             between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau,
+                             col_part[h], pair_col);
             }
           }
           if (fpa && diagonal) sg[r * LB + c] = g;

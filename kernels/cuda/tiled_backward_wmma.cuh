@@ -172,17 +172,9 @@ __global__ void __launch_bounds__(kWmmaThreads)
         *src = g;
         col_all += g;
         if (diagonal || !fpa) continue;
-        if (soft) {
-          const t::SoftShares<A> sh =
-              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-          col_part += g * sh.key;
-          pair_col += g * sh.between;
-        } else {
-          const t::PathPart w =
-              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-          col_part += t::exact_share(w, t::PathPart::KeyTile, g);
-          pair_col += t::exact_share(w, t::PathPart::Between, g);
-        }
+        t::route_score(t::PathPart::KeyTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
+                       between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, col_part,
+                       pair_col);
       }
     }
     __syncthreads();
@@ -302,17 +294,9 @@ __global__ void __launch_bounds__(kWmmaThreads)
         sds[r * ldt + c] = FromAcc<T>::of(g);  // fp32: over the logit just read
         row_all += g;
         if (diagonal || !fpa) continue;
-        if (soft) {
-          const t::SoftShares<A> sh =
-              t::soft_shares(fk.suffix_soft[c], between.soft, fq.prefix_soft[r], fk.inv_tau);
-          row_part += g * sh.query;
-          pair_row += g * sh.between;
-        } else {
-          const t::PathPart w =
-              t::path_part(fk.suffix[c].value, between.min.value, fq.prefix[r].value);
-          row_part += t::exact_share(w, t::PathPart::QueryTile, g);
-          pair_row += t::exact_share(w, t::PathPart::Between, g);
-        }
+        t::route_score(t::PathPart::QueryTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
+                       between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, row_part,
+                       pair_row);
       }
     }
     if (fpa && !diagonal) {
