@@ -1,8 +1,9 @@
 // The tiled CUDA kernels (kernels/cuda/tiled_kernels.h) on a GPU: against the float64 reference
 // (outputs, lse, the q, k, v and gate gradients) for every variant and FPA backward mode in
 // float64, float32, bfloat16 and float16 (the 16-bit kernels with and without tensor cores),
-// against the CPU run of the same tile algorithm (tests/tile_simulation.h) in float64, and run
-// twice for identical bits. Built whenever nvcc
+// against the CPU run of the same tile algorithm (tests/tile_simulation.h) in float64, at long
+// sequences (n 16,384) against the CPU's fused kernels in float64, and run twice for identical
+// bits. Built whenever nvcc
 // exists (it needs no CUDA LibTorch: the kernels take raw device pointers); skipped, with the
 // reason, on a machine without a CUDA device. kernels/cuda/device-check.sh runs it on a GPU.
 //
@@ -16,6 +17,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 
 namespace fpa::testing {
@@ -221,6 +223,47 @@ TEST(TiledCuda, RunsAreBitwiseRepeatable) {
     for (auto dtype : {tiled::DType::Float32, tiled::DType::BFloat16}) {
       EXPECT_TRUE(same_bits(run_device(in, mode, dtype), run_device(in, mode, dtype)))
           << name(mode) << " " << c10::toString(scalar_of(dtype));
+    }
+  }
+}
+
+// Long sequences (issue 48 item 6: n up to 16,384, d 64 and 128): bf16 on the register kernels
+// and fp32 on TF32 tensor cores against the CPU's fused kernels in float64 on the same rounded
+// inputs (the reference would need n x n float64 matrices of 2 GiB each; the fused kernels match
+// it to 1e-10 in test_fused_attention). FPA on valleys_case, whose far pairs' minima fall in
+// both parts of C's split at levels up to 7; FoX and softmax on random inputs. Every bf16 run is
+// repeated for identical bits. Errors printed per case.
+TEST(TiledCuda, LongSequencesMatchTheFusedFloat64Kernels) {
+  SKIP_WITHOUT_DEVICE();
+  struct Case {
+    Shape s;
+    Mode mode;
+  };
+  const Shape long64{1, 1, 16384, 64}, wide128{1, 2, 4096, 128};
+  const std::vector<Case> cases{{long64, Mode::FpaExact},  {long64, Mode::FpaSoft},
+                                {long64, Mode::Fox},       {wide128, Mode::FpaExact},
+                                {wide128, Mode::FpaSoft},  {wide128, Mode::Softmax}};
+  uint64_t seed = 5000;
+  for (const Case& c : cases) {
+    const bool fpa = c.mode == Mode::FpaExact || c.mode == Mode::FpaSoft;
+    const Inputs in = rounded(fpa ? valleys_case(c.s, c.mode, seed)
+                                  : make_case(c.s, c.mode, Gate::Random, seed),
+                              tiled::DType::BFloat16);
+    ++seed;
+    AttentionOptions fused = reference_options(c.mode);
+    fused.impl = Impl::Fused;
+    const Result want = run(in, fused, at::kDouble);
+    for (auto dtype : {tiled::DType::BFloat16, tiled::DType::Float32}) {
+      const TileResult got = run_device(in, c.mode, dtype);  // tensor cores (TF32 for fp32)
+      const Errors e = compare(got.r, want, acc_of(dtype));
+      const double tol =
+          dtype == tiled::DType::Float32 ? tf32_tolerance() : tolerance_of(dtype);
+      const std::string what = describe(c.mode, Gate::Random, c.s, scalar_of(dtype), 0.0) +
+                               (fpa ? " (valleys)" : "");
+      std::printf("%s vs fused float64: %s\n", what.c_str(), e.str().c_str());
+      EXPECT_LE(e.worst(), tol) << what << ": " << e.str();
+      if (dtype == tiled::DType::BFloat16)
+        EXPECT_TRUE(same_bits(got, run_device(in, c.mode, dtype))) << what << " repeated";
     }
   }
 }
