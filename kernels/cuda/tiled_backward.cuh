@@ -48,10 +48,13 @@ template <class A, t::BetweenSide kSide> struct BetweenParts {
   __device__ void add_pair(A x, bool soft, A inv_tau) {
     level_sum += x * t::part_fraction(split, kSide, soft, inv_tau);
   }
-  // A tile joins C, which becomes tiles a .. b.
+  // A tile joins C, which becomes tiles a .. b. Not inlined: once per tile pair, against the
+  // pair's 64 x 64 x D products, and inlined its soft sums and level flush shaped the register
+  // passes' allocation (ptxas: dQ at D 64 took 244 registers instead of 168, the dK/dV pass at
+  // D 128 spilled on sm_90; results/bench/cuda_kernel_resources.csv has the present numbers).
   template <class BlockSum>
-  __device__ void add_tile(t::MinAt<A> tile_min, t::SoftSum<A> tile_soft, int a, int b,
-                           A inv_tau, BlockSum block_sum) {
+  __device__ FPA_NOINLINE void add_tile(t::MinAt<A> tile_min, t::SoftSum<A> tile_soft, int a,
+                                        int b, A inv_tau, BlockSum block_sum) {
     if (t::level_ends(split, a, b)) flush(block_sum);
     split = kSide == t::BetweenSide::Later
                 ? t::split_add_earlier(split, tile_min, tile_soft, a, b, inv_tau)

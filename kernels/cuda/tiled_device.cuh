@@ -7,9 +7,9 @@
 // runs on the CPU, every block's threads as fibers meeting at __syncthreads: that is how
 // test_tiled_emulated runs these kernels on a machine without a GPU. The kernels use only
 // threadIdx, blockIdx, blockDim, __syncthreads, __shared__ (static in the emulation, where
-// blocks run one at a time), FPA_DYNAMIC_SMEM, WMMA, and (the register forward) __shfl_xor_sync
-// and mma.sync through mma_fragments.cuh; in the launchers, FPA_LAUNCH, FPA_ALLOW_SMEM and
-// FPA_LAST_STATUS.
+// blocks run one at a time), FPA_DYNAMIC_SMEM, FPA_NOINLINE, WMMA, and (the register kernels)
+// __shfl_xor_sync and mma.sync through mma_fragments.cuh; in the launchers, FPA_LAUNCH,
+// FPA_ALLOW_SMEM and FPA_LAST_STATUS.
 #pragma once
 
 #include "kernels/cuda/tile_algorithm.h"
@@ -39,6 +39,10 @@ inline size_t fpa_max_dynamic_smem() {
   return size_t(bytes);
 }
 #define FPA_MAX_DYNAMIC_SMEM() fpa_max_dynamic_smem()
+// A device function kept out of line (its own register allocation); nothing in the emulation.
+#define FPA_NOINLINE __noinline__
+#else
+#define FPA_NOINLINE
 #endif
 
 namespace fpa::cuda::tiled {
