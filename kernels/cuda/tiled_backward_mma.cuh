@@ -5,13 +5,15 @@
 //   dQ pass     4 warps of 16 query rows; per key tile S = Q K^T and dP = dO V^T (8 m16n8 tiles
 //               each), then per element the bias, p = exp(s - lse), g = p (dp - delta) and the
 //               row's gate reductions (each lane its own partial sums, added over the quad of
-//               lanes sharing the row at the end; a tile pair's between-part sum over the warp
-//               by shuffles, then over the 4 warps in order); dQ += dS K from g's registers.
+//               lanes sharing the row at the end; what C's later part wins, each lane's own
+//               over a level's tile pairs, then over the warp by shuffles and over the 4 warps
+//               in order when the level ends: WarpOrderSum); dQ += dS K from g's registers.
 //   dK/dV pass  4 warps of 16 keys, the transposed products: S^T = K Q^T and dP^T = V dO^T, so
 //               that p and g sit where dV += P^T dO and dK += dS^T Q want them as A fragments;
-//               each key's gate reductions as the rows' above. FPA's diagonal tile, whose gate
-//               gradient is a scan along each query row, writes g into shared memory, where one
-//               thread per row runs tile_gate_grad.h's scan as the other kernels do.
+//               each key's gate reductions as the rows' above (C's earlier part in place of
+//               its later one). FPA's diagonal tile, whose gate gradient is a scan along each
+//               query row, writes g into shared memory, where one thread per row runs
+//               tile_gate_grad.h's scan as the other kernels do.
 // The sums are the same as the WMMA passes', in another order (per-lane partials, then the quad):
 // the results agree to fp32 rounding, and a run repeats bit for bit (no atomics; every order is
 // fixed). The Q, dO, K and V fragments are read from shared memory at each use (keeping them in
