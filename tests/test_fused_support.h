@@ -142,4 +142,11 @@ inline Errors compare(const Result& got, const Result& want, at::ScalarType dtyp
 
 inline double tolerance(at::ScalarType dtype) { return dtype == at::kDouble ? 1e-10 : 1e-4; }
 
+// The one exception in float32: FPA's straight-through field gradient from the CPU
+// implementations (fused and reference alike: one centre of the soft minimum per query block or
+// row, kernels/README "Straight-through in float32") on steep fields at small n, where it
+// reached 2.1e-3 relative over 20,000 draws (FusedProperty.Float32StraightThroughFieldErrorOn
+// SteepFields with FPA_STEEP_DRAWS=20000).
+constexpr double kFloat32StraightThroughFieldTolerance = 5e-3;
+
 }  // namespace fpa::testing
