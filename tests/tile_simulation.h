@@ -216,11 +216,7 @@ template <class T> class TileRun {
     A s[kTile * kTile], pt[kTile * kTile], gt[kTile * kTile];
     SplitBetween<A> split = empty_split<A>();  // C = tiles tj + 1 .. ti - 1
     BetweenSlot<A>* slots = slots_of(h, BetweenSide::Earlier, tj);
-    auto flush = [&] {  // the level's sum in thread order
-      A sum = A(0);
-      for (int c = 0; c < cols; ++c) sum += std::exchange(level_sum[c], A(0));
-      slots[split.level + 1] = slot_of(sum, split.earlier);
-    };
+    auto flush = [&] { slots[split.level + 1] = level_slot(level_sum, cols, split.earlier); };
     for (int ti = tj; ti < tiles_; ++ti) {
       const int rows = rows_of(ti);
       const int64_t i0 = int64_t(ti) * kTile;
@@ -289,11 +285,7 @@ template <class T> class TileRun {
     A s[kTile * kTile], pt[kTile * kTile], gt[kTile * kTile];
     SplitBetween<A> split = empty_split<A>();  // C = tiles tj + 1 .. ti - 1
     BetweenSlot<A>* slots = slots_of(h, BetweenSide::Later, ti);
-    auto flush = [&] {  // the level's sum in thread order
-      A sum = A(0);
-      for (int r = 0; r < rows; ++r) sum += std::exchange(level_sum[r], A(0));
-      slots[split.level + 1] = slot_of(sum, split.later);
-    };
+    auto flush = [&] { slots[split.level + 1] = level_slot(level_sum, rows, split.later); };
     for (int tj = ti; tj >= 0; --tj) {
       const int cols = rows_of(tj);
       const bool diagonal = ti == tj;
@@ -359,6 +351,14 @@ template <class T> class TileRun {
       }
     }
     for (int64_t l = 0; l < n; ++l) t_.dgate[h * n + l] = T(g[l]);
+  }
+
+  // A level's slot: the threads' sums (then cleared) added in thread order, with the part's
+  // argmin and weight sum (the kernels' BetweenParts::flush).
+  static BetweenSlot<A> level_slot(A* level_sum, int threads, const Between<A>& part) {
+    A sum = A(0);
+    for (int x = 0; x < threads; ++x) sum += std::exchange(level_sum[x], A(0));
+    return slot_of(sum, part);
   }
 
   // The slots of one tile and side (tile_gate_grad.h): per head, the later side's T x slots, then
