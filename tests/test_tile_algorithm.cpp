@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -164,6 +166,47 @@ RC_GTEST_PROP(TileAlgorithm, ChunkedMinimumScansEqualTheOneThreadScans, ()) {
     RC_ASSERT(s.pos == suffix[x].pos);
     RC_ASSERT(p.value == prefix[x].value);
     RC_ASSERT(p.pos == prefix[x].pos);
+  }
+}
+
+// FoX's scans by chunks (tile_head_scan.h): the chunks cover 0 .. n-1 in order, each position
+// once; prefix and suffix sums agree with the one-thread scans in long double to rounding (in
+// units of the sum of |x| up to each position, so that cancellation is allowed for); and the
+// in-place run (the finish step's) gives the same bits as a run into another array. Lengths
+// around multiples of the thread count, so chunks of every length, empty ones included.
+RC_GTEST_PROP(TileAlgorithm, HeadScansByChunksEqualTheOneThreadScans, ()) {
+  namespace t = fpa::tiles;
+  const int64_t n = *rc::gen::oneOf(rc::gen::inRange<int64_t>(0, 3 * t::kHeadScanThreads),
+                                    rc::gen::map(rc::gen::inRange(1, 40), [](int m) {
+                                      return int64_t(m) * t::kHeadScanThreads - 1 + (m % 3);
+                                    }));
+  const auto x = *rc::gen::container<std::vector<double>>(
+      size_t(n), rc::gen::map(rc::gen::inRange(-100000, 100001),
+                              [](int v) { return double(v) / 997.0; }));
+  int64_t next = 0;
+  for (int c = 0; c < t::kHeadScanThreads; ++c) {
+    const t::HeadChunk ch = t::head_chunk(n, c);
+    RC_ASSERT(ch.lo == next);
+    RC_ASSERT(ch.lo <= ch.hi);
+    next = ch.hi;
+  }
+  RC_ASSERT(next == n);
+  for (auto dir : {t::ScanDirection::Prefix, t::ScanDirection::Suffix}) {
+    std::vector<double> got(static_cast<size_t>(n)), in_place(x);
+    t::scan_head_by_chunks(x.data(), n, dir, got.data());
+    t::scan_head_by_chunks(in_place.data(), n, dir, in_place.data());
+    RC_ASSERT(std::memcmp(got.data(), in_place.data(), sizeof(double) * size_t(n)) == 0);
+    // A sum of m terms in double is off by at most (m - 1) eps times the sum of their |x|; a
+    // position's scan adds at most one chunk's terms to at most every chunk's total.
+    const int64_t longest = (n + t::kHeadScanThreads - 1) / t::kHeadScanThreads;
+    const double bound = double(longest + t::kHeadScanThreads) * DBL_EPSILON;
+    long double want = 0, magnitude = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t l = dir == t::ScanDirection::Prefix ? i : n - 1 - i;
+      want += x[size_t(l)];
+      magnitude += std::fabs(x[size_t(l)]);
+      RC_ASSERT(std::fabs(double(got[size_t(l)] - want)) <= bound * double(magnitude));
+    }
   }
 }
 

@@ -72,13 +72,12 @@ template <class T> class TileRun {
     return int(std::min<int64_t>(kTile, p_.n - int64_t(tile) * kTile));
   }
 
-  // FoX's prefix sums F, in double (the GPU's one-thread-per-head pre-pass).
+  // FoX's prefix sums F, in double, by chunks (the GPU's pre-pass, a block per head).
   void fox_prefix() {
     prefix_.assign(t_.gate.size(), 0.0);
-    for (int64_t h = 0; h < p_.heads; ++h) {
-      double s = 0;
-      for (int64_t l = 0; l < p_.n; ++l) prefix_[h * p_.n + l] = s += double(t_.gate[h * p_.n + l]);
-    }
+    for (int64_t h = 0; h < p_.heads; ++h)
+      scan_head_by_chunks(t_.gate.data() + h * p_.n, p_.n, ScanDirection::Prefix,
+                     prefix_.data() + h * p_.n);
   }
 
   // The field of one tile (FPA) as the accumulator type and its scans: suffix minima as a key
@@ -335,7 +334,7 @@ template <class T> class TileRun {
     const int64_t n = p_.n;
     std::vector<double> g(n);
     for (int64_t l = 0; l < n; ++l) g[l] = double(gate_kv_[h * n + l]) + double(gate_q_[h * n + l]);
-    if (p_.mode == Mode::Fox) fox_log_gate_grad(g.data(), n);
+    if (p_.mode == Mode::Fox) scan_head_by_chunks(g.data(), n, ScanDirection::Suffix, g.data());
     if (fpa()) {
       FieldTile f;
       for (int tk = 0; tk < tiles_; ++tk) {

@@ -6,6 +6,7 @@
 //   tile_bias.h       the bias of a tile pair: FoX's F_i - F_j, FPA's path minimum by parts
 //   tile_softmax.h    the online softmax of a row over key tiles, the logit gradient
 //   tile_gate_grad.h  the gate gradient by row, column and tile-pair sums (exact and soft)
+//   tile_head_scan.h  FoX's prefix and suffix sums along a head, by chunks (a block per head)
 //
 // The passes, FlashAttention-2's, each block owning its outputs (no atomics, fixed order):
 //
@@ -24,10 +25,12 @@
 //    C's later part wins. Writes dQ, the gate gradient's part owed to positions of tile I, and
 //    tile I's slots of C's later parts.
 // 5. finish, one per (batch, head, tile K): adds the two parts per position and the slots whose
-//    part of C covers tile K (to its argmin, or spread), in double; FoX's reverse cumulative sum.
+//    part of C covers tile K (to its argmin, or spread), in double; FoX's suffix sums
+//    (tile_head_scan.h).
 #pragma once
 
 #include "kernels/cuda/tile_bias.h"
 #include "kernels/cuda/tile_config.h"
 #include "kernels/cuda/tile_gate_grad.h"
+#include "kernels/cuda/tile_head_scan.h"
 #include "kernels/cuda/tile_softmax.h"

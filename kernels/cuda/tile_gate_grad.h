@@ -32,7 +32,7 @@
 // with weights w_l / (tile K's weight sum).
 //
 // FoX: dF_i += sum_j g_ij (per row, dQ pass), dF_j -= sum_i g_ij (per column, dK/dV pass), and
-// d log f_t = sum_{s >= t} dF_s (fox_log_gate_grad, in double).
+// d log f_t = sum_{s >= t} dF_s (in double, by chunks: tile_head_scan.h).
 #pragma once
 
 #include "kernels/cuda/tile_bias.h"
@@ -213,13 +213,6 @@ template <class A>
 FPA_HD void soft_between_finish(const A* phi, SoftSum<A> tile, double total, int cols, A inv_tau,
                                 double* out) {
   for (int l = 0; l < cols; ++l) out[l] += soft_between_finish_at(phi[l], tile, total, inv_tau);
-}
-
-// FoX: d log f_t = sum_{s >= t} dF_s, in place (a reverse cumulative sum in double: dF has many
-// nearly cancelling terms).
-FPA_HD void fox_log_gate_grad(double* df, int64_t n) {
-  double s = 0;
-  for (int64_t t = n - 1; t >= 0; --t) df[t] = s += df[t];
 }
 
 }  // namespace fpa::tiles

@@ -8,7 +8,7 @@
 //                  J = I, ..., 0; dQ, the row sums, C's later parts; writes dQ, gate_q and tile
 //                  I's slots of C's later parts
 //   finish         FPA: one block per (tile K, head) adds gate_kv, gate_q and the slots whose
-//                  part covers tile K; FoX: one thread per head, the reverse cumulative sum
+//                  part covers tile K; FoX: one block per head, the suffix sums (tile_head_scan.h)
 // Each output element has one writer and every sum a fixed order: no atomics, the same bits
 // on every run.
 #pragma once
@@ -362,15 +362,18 @@ __global__ void __launch_bounds__(kTile)
   if (l < len) dgate[bh * n + l0 + l] = s_out[l];
 }
 
-// FoX: dF = gate_kv + gate_q, then d log f = the reverse cumulative sum; one thread per head.
+// FoX: dF = gate_kv + gate_q, then d log f = its suffix sums (tile_head_scan.h), a block per head.
 template <class A>
-__global__ void fox_finish_kernel(Problem p, const A* __restrict__ gate_kv,
-                                  const A* __restrict__ gate_q, double* __restrict__ dgate) {
-  const int64_t h = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, n = p.n;
-  if (h >= p.batch * p.heads) return;
-  for (int64_t l = 0; l < n; ++l)
-    dgate[h * n + l] = double(gate_kv[h * n + l]) + double(gate_q[h * n + l]);
-  t::fox_log_gate_grad(dgate + h * n, n);
+__global__ void __launch_bounds__(t::kHeadScanThreads)
+    fox_finish_kernel(Problem p, const A* __restrict__ gate_kv, const A* __restrict__ gate_q,
+                      double* __restrict__ dgate) {
+  __shared__ double s_offsets[t::kHeadScanThreads];
+  const int64_t n = p.n, h = blockIdx.x;
+  const t::HeadChunk ch = t::head_chunk(n, int(threadIdx.x));
+  double* df = dgate + h * n;
+  for (int64_t l = ch.lo; l < ch.hi; ++l)  // the thread's own chunk: no barrier before the scan
+    df[l] = double(gate_kv[h * n + l]) + double(gate_q[h * n + l]);
+  scan_head(df, n, t::ScanDirection::Suffix, df, s_offsets);
 }
 
 // The two tile passes (dK/dV, then dQ) on the scalar kernels; tiled_backward_wmma.cuh has the
@@ -412,11 +415,8 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
   const int64_t heads = p.batch * p.heads, positions = heads * p.n;
   const unsigned tiles = unsigned(tiles_of(p));
 
-  if (prefix) {
-    FPA_LAUNCH(fox_prefix_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix, heads,
-               p.n);
-    if (int e = FPA_LAST_STATUS()) return e;
-  }
+  if (prefix)
+    if (int e = launch_fox_prefix_into(p, gate, prefix, s)) return e;
   FPA_LAUNCH(delta_kernel<T>, unsigned((positions + 255) / 256), 256, 0, s, p, out, dout,
              delta);
   if (int e = FPA_LAST_STATUS()) return e;
@@ -429,7 +429,7 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
   if (is_fpa(p.mode)) {
     FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, gate, gate_kv, gate_q, slots, dgate);
   } else if (p.mode == Mode::Fox) {
-    FPA_LAUNCH(fox_finish_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, p, gate_kv, gate_q,
+    FPA_LAUNCH(fox_finish_kernel<A>, unsigned(heads), t::kHeadScanThreads, 0, s, p, gate_kv, gate_q,
                dgate);
   }
   return FPA_LAST_STATUS();

@@ -1,6 +1,6 @@
 // What the tiled forward and backward kernels share: the platform macros, input conversions,
 // the field tile in shared memory (the same scans as tests/tile_simulation.h's load_field),
-// FoX's prefix sums, the workspace layout and the argument check.
+// FoX's prefix sums (tile_head_scan.h by blocks), the workspace layout and the argument check.
 //
 // Platform: compiled by nvcc, the kernels run on the GPU. Compiled by g++ with
 // FPA_CUDA_EMULATION defined (tests/cuda_emulation.h, included first), the same kernel source
@@ -143,13 +143,34 @@ template <class A> __device__ A dot(const A* a, const A* b, int64_t len) {
   return s;
 }
 
-// FoX: F = cumsum(log f) per head, in double; one thread per head.
+// FoX's scans (tile_head_scan.h): a block of t::kHeadScanThreads threads per head, thread c on
+// chunk c; out = the scan of x over the head's n positions; s_offsets, the block's shared array.
+template <class X>
+__device__ void scan_head(const X* x, int64_t n, t::ScanDirection dir, double* out,
+                          double* s_offsets) {
+  const int c = int(threadIdx.x);
+  const t::HeadChunk ch = t::head_chunk(n, c);
+  s_offsets[c] = t::chunk_total(x, ch, dir);
+  __syncthreads();
+  if (c == 0) t::chunk_offsets(s_offsets, dir);
+  __syncthreads();
+  t::chunk_scan(x, ch, s_offsets[c], dir, out);
+}
+
+// FoX: F = cumsum(log f) per head, in double.
 template <class A>
-__global__ void fox_prefix_kernel(const A* gate, double* prefix, int64_t heads, int64_t n) {
-  const int64_t h = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (h >= heads) return;
-  double s = 0;
-  for (int64_t l = 0; l < n; ++l) prefix[h * n + l] = s += double(gate[h * n + l]);
+__global__ void __launch_bounds__(t::kHeadScanThreads)
+    fox_prefix_kernel(const A* __restrict__ gate, double* __restrict__ prefix, int64_t n) {
+  __shared__ double s_offsets[t::kHeadScanThreads];
+  const int64_t h = blockIdx.x;
+  scan_head(gate + h * n, n, t::ScanDirection::Prefix, prefix + h * n, s_offsets);
+}
+template <class A>
+inline int launch_fox_prefix_into(const Problem& p, const A* gate, double* prefix,
+                                  cudaStream_t s) {
+  FPA_LAUNCH(fox_prefix_kernel<A>, unsigned(p.batch * p.heads), t::kHeadScanThreads, 0, s, gate,
+             prefix, p.n);
+  return FPA_LAST_STATUS();
 }
 
 // Before a forward pass: FoX's prefix F into the start of the workspace (prefix stays null for
@@ -160,10 +181,7 @@ inline int launch_fox_prefix(const Problem& p, const A* gate, void* workspace, c
   prefix = nullptr;
   if (p.mode != Mode::Fox) return 0;
   prefix = static_cast<double*>(workspace);
-  const int64_t heads = p.batch * p.heads;
-  FPA_LAUNCH(fox_prefix_kernel<A>, unsigned((heads + 127) / 128), 128, 0, s, gate, prefix, heads,
-             p.n);
-  return FPA_LAST_STATUS();
+  return launch_fox_prefix_into(p, gate, prefix, s);
 }
 
 // ---- workspace -------------------------------------------------------------------------------
