@@ -121,7 +121,7 @@ __device__ A bias_at(const Problem& p, bool diagonal, const double* F, int64_t i
 template <class T>
 __global__ void __launch_bounds__(kTile)
     dkdv_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                const T* __restrict__ v, const Acc<T>* __restrict__ gate,
+                const T* __restrict__ v, const FieldTile<Acc<T>>* __restrict__ fields,
                 const double* __restrict__ prefix, const Acc<T>* __restrict__ lse,
                 const Acc<T>* __restrict__ delta, const T* __restrict__ dout, T* __restrict__ dk,
                 T* __restrict__ dv, Acc<T>* __restrict__ gate_kv,
@@ -142,9 +142,9 @@ __global__ void __launch_bounds__(kTile)
   __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile], s_level[kTile];
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  if (fpa) load_field(p, gh, tj, fk);
+  if (fpa) load_field(fh, tj, fk);
   BetweenParts<A, t::BetweenSide::Earlier> parts(
       slots_of(slots, bh, t::BetweenSide::Earlier, tj, tiles), tiles);  // C = tj + 1 .. ti - 1
   const ThreadOrderSum<A> block_sum{s_level, cols};
@@ -172,7 +172,7 @@ __global__ void __launch_bounds__(kTile)
       s_lse[c] = lse[bh * n + i0 + c];
       s_delta[c] = delta[bh * n + i0 + c];
     }
-    if (fpa) load_field(p, gh, ti, fq);  // synchronises
+    if (fpa) load_field(fh, ti, fq);  // synchronises
     __syncthreads();
     if (fpa && diagonal) {  // one row per thread
       if (c < rows) t::fpa_diagonal_row_bias(fk.phi, c, cols, sg + c * padded(kTile));
@@ -243,7 +243,7 @@ __global__ void __launch_bounds__(kTile)
 template <class T>
 __global__ void __launch_bounds__(kTile)
     dq_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-              const T* __restrict__ v, const Acc<T>* __restrict__ gate,
+              const T* __restrict__ v, const FieldTile<Acc<T>>* __restrict__ fields,
               const double* __restrict__ prefix, const Acc<T>* __restrict__ lse,
               const Acc<T>* __restrict__ delta, const T* __restrict__ dout,
               T* __restrict__ dq, Acc<T>* __restrict__ gate_q,
@@ -262,9 +262,9 @@ __global__ void __launch_bounds__(kTile)
   __shared__ A s_level[kTile], s_row_part[kTile], s_gate[kTile];
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
-  if (fpa) load_field(p, gh, ti, fq);
+  if (fpa) load_field(fh, ti, fq);
   BetweenParts<A, t::BetweenSide::Later> parts(
       slots_of(slots, bh, t::BetweenSide::Later, ti, tiles), tiles);  // C = tj + 1 .. ti - 1
   const ThreadOrderSum<A> block_sum{s_level, rows};
@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(kTile)
     __syncthreads();
     load_rows(k + bh * n * d, j0, cols, d, sk);
     load_rows(v + bh * n * dvd, j0, cols, dvd, sv);
-    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     A diag_bias[kTile];
     if (fpa && diagonal && active) t::fpa_diagonal_row_bias(fk.phi, r, cols, diag_bias);
@@ -337,16 +337,16 @@ __global__ void __launch_bounds__(kTile)
 // double.
 template <class A>
 __global__ void __launch_bounds__(kTile)
-    fpa_finish_kernel(Problem p, const A* __restrict__ gate, const A* __restrict__ gate_kv,
-                      const A* __restrict__ gate_q, t::BetweenSlot<A>* __restrict__ slots,
-                      double* __restrict__ dgate) {
+    fpa_finish_kernel(Problem p, const FieldTile<A>* __restrict__ fields,
+                      const A* __restrict__ gate_kv, const A* __restrict__ gate_q,
+                      t::BetweenSlot<A>* __restrict__ slots, double* __restrict__ dgate) {
   const int64_t n = p.n, bh = blockIdx.y;
   const int tk = blockIdx.x, l = threadIdx.x, tiles = int(tiles_of(p));
   const int64_t l0 = int64_t(tk) * kTile;
   const int len = int(min(int64_t(kTile), n - l0));
   __shared__ FieldTile<A> f;
   __shared__ double s_total, s_out[kTile];
-  load_field(p, gate + bh * n, tk, f);
+  load_field(fields + bh * tiles, tk, f);
   if (l == 0)
     s_total = t::between_total(slots_of(slots, bh, t::BetweenSide::Later, 0, tiles),
                                slots_of(slots, bh, t::BetweenSide::Earlier, 0, tiles), tiles, tk,
@@ -377,24 +377,24 @@ __global__ void __launch_bounds__(t::kHeadScanThreads)
 }
 
 // The two tile passes (dK/dV, then dQ) on the scalar kernels; tiled_backward_wmma.cuh has the
-// tensor-core ones. The launcher below runs the rest (FoX's prefix, delta, the finish step).
+// tensor-core ones. The launcher below runs the rest (the gate's input, delta, the finish step).
 struct ScalarPasses {
   template <class T>
-  static int run(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
-                 const double* prefix, const Acc<T>* lse, const Acc<T>* delta, const T* dout,
-                 T* dq, T* dk, T* dv, Acc<T>* gate_kv, Acc<T>* gate_q,
-                 t::BetweenSlot<Acc<T>>* slots, cudaStream_t s) {
+  static int run(const Problem& p, const T* q, const T* k, const T* v,
+                 const FieldTile<Acc<T>>* fields, const double* prefix, const Acc<T>* lse,
+                 const Acc<T>* delta, const T* dout, T* dq, T* dk, T* dv, Acc<T>* gate_kv,
+                 Acc<T>* gate_q, t::BetweenSlot<Acc<T>>* slots, cudaStream_t s) {
     using A = Acc<T>;
     const unsigned tiles = unsigned(tiles_of(p));
     const dim3 grid(tiles, unsigned(p.batch * p.heads));
     const size_t smem_kv = sizeof(A) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
     if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem_kv)) return e;
-    FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem_kv, s, p, q, k, v, gate, prefix, lse, delta,
+    FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem_kv, s, p, q, k, v, fields, prefix, lse, delta,
                dout, dk, dv, gate_kv, slots);
     if (int e = FPA_LAST_STATUS()) return e;
     const size_t smem_q = sizeof(A) * kTile * (padded(p.d) + padded(p.dv));
     if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem_q)) return e;
-    FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout,
+    FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem_q, s, p, q, k, v, fields, prefix, lse, delta, dout,
                dq, gate_q, slots);
     return FPA_LAST_STATUS();
   }
@@ -407,7 +407,6 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
   using A = Acc<T>;
   const BackwardWorkspace w(p);
   auto* base = static_cast<unsigned char*>(workspace);
-  double* prefix = p.mode == Mode::Fox ? reinterpret_cast<double*>(base + w.prefix) : nullptr;
   A* delta = reinterpret_cast<A*>(base + w.delta);
   A* gate_kv = reinterpret_cast<A*>(base + w.gate_kv);
   A* gate_q = reinterpret_cast<A*>(base + w.gate_q);
@@ -415,22 +414,23 @@ int launch_backward(const Problem& p, const T* q, const T* k, const T* v, const 
   const int64_t heads = p.batch * p.heads, positions = heads * p.n;
   const unsigned tiles = unsigned(tiles_of(p));
 
-  if (prefix)
-    if (int e = launch_fox_prefix_into(p, gate, prefix, s)) return e;
+  GateInput<A> g;
+  if (int e = prepare_gate(p, gate, base + w.gate_input, s, g)) return e;
   FPA_LAUNCH(delta_kernel<T>, unsigned((positions + 255) / 256), 256, 0, s, p, out, dout,
              delta);
   if (int e = FPA_LAST_STATUS()) return e;
 
-  if (int e = Passes::template run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
-                                      gate_kv, gate_q, slots, s))
+  if (int e = Passes::template run<T>(p, q, k, v, g.fields, g.prefix, lse, delta, dout, dq, dk,
+                                      dv, gate_kv, gate_q, slots, s))
     return e;
 
   const dim3 grid(tiles, unsigned(heads));
   if (is_fpa(p.mode)) {
-    FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, gate, gate_kv, gate_q, slots, dgate);
-  } else if (p.mode == Mode::Fox) {
-    FPA_LAUNCH(fox_finish_kernel<A>, unsigned(heads), t::kHeadScanThreads, 0, s, p, gate_kv, gate_q,
+    FPA_LAUNCH(fpa_finish_kernel<A>, grid, kTile, 0, s, p, g.fields, gate_kv, gate_q, slots,
                dgate);
+  } else if (p.mode == Mode::Fox) {
+    FPA_LAUNCH(fox_finish_kernel<A>, unsigned(heads), t::kHeadScanThreads, 0, s, p, gate_kv,
+               gate_q, dgate);
   }
   return FPA_LAST_STATUS();
 }

@@ -75,7 +75,7 @@ struct WarpOrderSum {
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
     dq_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                  const T* __restrict__ v, const float* __restrict__ gate,
+                  const T* __restrict__ v, const FieldTile<float>* __restrict__ fields,
                   const double* __restrict__ prefix, const float* __restrict__ lse,
                   const float* __restrict__ delta, const T* __restrict__ dout,
                   T* __restrict__ dq, float* __restrict__ gate_q,
@@ -102,14 +102,14 @@ __global__ void __launch_bounds__(kMmaThreads)
   __shared__ A s_level_warp[kMmaWarps], s_row_part[kTile], s_gate[kTile], fox_col[kTile];
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   BetweenParts<A, t::BetweenSide::Later> parts(
       slots_of(slots, bh, t::BetweenSide::Later, ti, tiles), tiles);  // C = tj + 1 .. ti - 1
   const WarpOrderSum block_sum{s_level_warp};
   load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
   load_tile_16b<T, D>(dout + bh * n * D, i0, rows, sdo);
-  if (fpa) load_field(p, gh, ti, fq);  // synchronises
+  if (fpa) load_field(fh, ti, fq);  // synchronises
   A lse_r[2], delta_r[2], fox_row[2] = {A(0), A(0)};
   FPA_UNROLL
   for (int h = 0; h < 2; ++h) {
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies
     __syncthreads();
-    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
     if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
@@ -231,7 +231,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
     dkdv_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                    const T* __restrict__ v, const float* __restrict__ gate,
+                    const T* __restrict__ v, const FieldTile<float>* __restrict__ fields,
                     const double* __restrict__ prefix, const float* __restrict__ lse,
                     const float* __restrict__ delta, const T* __restrict__ dout,
                     T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv,
@@ -260,14 +260,14 @@ __global__ void __launch_bounds__(kMmaThreads)
       s_col_part[kTile], s_gate[kTile], s_level_warp[kMmaWarps];
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   BetweenParts<A, t::BetweenSide::Earlier> parts(
       slots_of(slots, bh, t::BetweenSide::Earlier, tj, tiles), tiles);  // C = tj + 1 .. ti - 1
   const WarpOrderSum block_sum{s_level_warp};
   load_tile_16b<T, D>(k + bh * n * D, j0, cols, sk);
   load_tile_16b<T, D>(v + bh * n * D, j0, cols, sv);
-  if (fpa) load_field(p, gh, tj, fk);
+  if (fpa) load_field(fh, tj, fk);
   float dka[D / 8][4], dva[D / 8][4];
   FPA_UNROLL
   for (int dt = 0; dt < D / 8; ++dt)
@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(kMmaThreads)
       s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
       if (fox && !diagonal && tid < rows) fox_row[tid] = t::fox_row_part<A>(F, i0, i0 + tid);
     }
-    if (fpa) load_field(p, gh, ti, fq);  // synchronises
+    if (fpa) load_field(fh, ti, fq);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
     __syncthreads();
@@ -437,27 +437,27 @@ struct MmaPasses {
   }
 
   template <class T, int D>
-  static int run_at(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
-                    const double* prefix, const float* lse, const float* delta, const T* dout,
-                    T* dq, T* dk, T* dv, float* gate_kv, float* gate_q,
-                    t::BetweenSlot<float>* slots, cudaStream_t s) {
+  static int run_at(const Problem& p, const T* q, const T* k, const T* v,
+                    const FieldTile<float>* fields, const double* prefix, const float* lse,
+                    const float* delta, const T* dout, T* dq, T* dk, T* dv, float* gate_kv,
+                    float* gate_q, t::BetweenSlot<float>* slots, cudaStream_t s) {
     const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
     auto dkdv = dkdv_mma_kernel<T, D>;
     auto dqk = dq_mma_kernel<T, D>;
     const size_t smem_kv = dkdv_smem<T>(p), smem_q = dq_smem<T>(p);
     if (int e = FPA_ALLOW_SMEM(dkdv, smem_kv)) return e;
-    FPA_LAUNCH(dkdv, grid, kMmaThreads, smem_kv, s, p, q, k, v, gate, prefix, lse, delta, dout,
+    FPA_LAUNCH(dkdv, grid, kMmaThreads, smem_kv, s, p, q, k, v, fields, prefix, lse, delta, dout,
                dk, dv, gate_kv, slots);
     if (int e = FPA_LAST_STATUS()) return e;
     if (int e = FPA_ALLOW_SMEM(dqk, smem_q)) return e;
-    FPA_LAUNCH(dqk, grid, kMmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse, delta, dout, dq,
+    FPA_LAUNCH(dqk, grid, kMmaThreads, smem_q, s, p, q, k, v, fields, prefix, lse, delta, dout, dq,
                gate_q, slots);
     return FPA_LAST_STATUS();
   }
 
   template <class T>
-  static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
-                 const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
+  static int run(const Problem& p, const T* q, const T* k, const T* v,
+                 const FieldTile<float>* fields, const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
                  T* dk, T* dv, float* gate_kv, float* gate_q, t::BetweenSlot<float>* slots,
                  cudaStream_t s) {
     const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
@@ -465,12 +465,12 @@ struct MmaPasses {
                       dq_smem<T>(p) + kWmmaStaticSmem <= max_smem;
     if constexpr (std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value) {
       if (mma_shape<T>(p) && fits && aligned_16b(q, k, v, dout))
-        return p.d == 64 ? run_at<T, 64>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
+        return p.d == 64 ? run_at<T, 64>(p, q, k, v, fields, prefix, lse, delta, dout, dq, dk, dv,
                                          gate_kv, gate_q, slots, s)
-                         : run_at<T, 128>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv,
+                         : run_at<T, 128>(p, q, k, v, fields, prefix, lse, delta, dout, dq, dk, dv,
                                           gate_kv, gate_q, slots, s);
     }
-    return WmmaPasses::run<T>(p, q, k, v, gate, prefix, lse, delta, dout, dq, dk, dv, gate_kv,
+    return WmmaPasses::run<T>(p, q, k, v, fields, prefix, lse, delta, dout, dq, dk, dv, gate_kv,
                               gate_q, slots, s);
   }
 };

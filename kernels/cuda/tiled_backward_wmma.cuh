@@ -93,7 +93,7 @@ __device__ void logits_in_place(const Problem& p, bool diagonal, const double* F
 template <class T>
 __global__ void __launch_bounds__(kWmmaThreads)
     dkdv_wmma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                     const T* __restrict__ v, const float* __restrict__ gate,
+                     const T* __restrict__ v, const FieldTile<float>* __restrict__ fields,
                      const double* __restrict__ prefix, const float* __restrict__ lse,
                      const float* __restrict__ delta, const T* __restrict__ dout,
                      T* __restrict__ dk, T* __restrict__ dv, float* __restrict__ gate_kv,
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
   __shared__ A s_lse[kTile], s_delta[kTile], s_col_part[kTile], s_gate[kTile], s_level[kTile];
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   BetweenParts<A, t::BetweenSide::Earlier> parts(
       slots_of(slots, bh, t::BetweenSide::Earlier, tj, tiles), tiles);  // C = tj + 1 .. ti - 1
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
   load_tile(v + bh * n * dvd, j0, cols, dvd, M::ld(dvd), sv);
   for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdk[e] = 0.0f;
   for (int e = tid; e < kTile * ld32(dvd); e += blockDim.x) sdv[e] = 0.0f;
-  if (fpa) load_field(p, gh, tj, fk);
+  if (fpa) load_field(fh, tj, fk);
   A col_all = A(0), col_part = A(0), diag = A(0);
 
   for (int ti = tj; ti < tiles; ++ti) {
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
       s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
       s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
     }
-    if (fpa) load_field(p, gh, ti, fq);  // synchronises
+    if (fpa) load_field(fh, ti, fq);  // synchronises
     __syncthreads();
     wmma_abt(sq, sk, d, warp, ss);     // S = Q K^T
     wmma_abt(sdo, sv, dvd, warp, sdp);  // dP = dO V^T
@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
 template <class T>
 __global__ void __launch_bounds__(kWmmaThreads)
     dq_wmma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                   const T* __restrict__ v, const float* __restrict__ gate,
+                   const T* __restrict__ v, const FieldTile<float>* __restrict__ fields,
                    const double* __restrict__ prefix, const float* __restrict__ lse,
                    const float* __restrict__ delta, const T* __restrict__ dout,
                    T* __restrict__ dq, float* __restrict__ gate_q,
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
   __shared__ A s_level[kTile], s_row_part[kTile], s_gate[kTile];
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   BetweenParts<A, t::BetweenSide::Later> parts(
       slots_of(slots, bh, t::BetweenSide::Later, ti, tiles), tiles);  // C = tj + 1 .. ti - 1
@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
   load_tile(q + bh * n * d, i0, rows, d, M::ld(d), sq);
   load_tile(dout + bh * n * dvd, i0, rows, dvd, M::ld(dvd), sdo);
   for (int e = tid; e < kTile * ld32(d); e += blockDim.x) sdq[e] = 0.0f;
-  if (fpa) load_field(p, gh, ti, fq);
+  if (fpa) load_field(fh, ti, fq);
   const A lse_r = active ? lse[bh * n + i0 + r] : A(0);
   const A delta_r = active ? delta[bh * n + i0 + r] : A(0);
   A row_all = A(0), row_part = A(0);
@@ -276,7 +276,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
     __syncthreads();
     load_tile(k + bh * n * d, j0, cols, d, M::ld(d), sk);
     load_tile(v + bh * n * dvd, j0, cols, dvd, M::ld(dvd), sv);
-    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     wmma_abt(sq, sk, d, warp, ss);     // S = Q K^T
     wmma_abt(sdo, sv, dvd, warp, sdp);  // dP = dO V^T
@@ -349,8 +349,8 @@ struct WmmaPasses {
   static constexpr size_t kStaticSmem = kWmmaStaticSmem;
 
   template <class T>
-  static int run(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
-                 const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
+  static int run(const Problem& p, const T* q, const T* k, const T* v,
+                 const FieldTile<float>* fields, const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
                  T* dk, T* dv, float* gate_kv, float* gate_q, t::BetweenSlot<float>* slots,
                  cudaStream_t s) {
     const unsigned tiles = unsigned(tiles_of(p));
@@ -359,23 +359,23 @@ struct WmmaPasses {
     const size_t smem_kv = dkdv_smem<T>(p), smem_q = dq_smem<T>(p);
     if (smem_kv + kStaticSmem <= max_smem) {
       if (int e = FPA_ALLOW_SMEM(dkdv_wmma_kernel<T>, smem_kv)) return e;
-      FPA_LAUNCH(dkdv_wmma_kernel<T>, grid, kWmmaThreads, smem_kv, s, p, q, k, v, gate, prefix,
+      FPA_LAUNCH(dkdv_wmma_kernel<T>, grid, kWmmaThreads, smem_kv, s, p, q, k, v, fields, prefix,
                  lse, delta, dout, dk, dv, gate_kv, slots);
     } else {
       const size_t smem = sizeof(float) * kTile * (padded(p.d) + padded(p.dv) + 2 * padded(kTile));
       if (int e = FPA_ALLOW_SMEM(dkdv_kernel<T>, smem)) return e;
-      FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
+      FPA_LAUNCH(dkdv_kernel<T>, grid, kTile, smem, s, p, q, k, v, fields, prefix, lse, delta, dout,
                  dk, dv, gate_kv, slots);
     }
     if (int e = FPA_LAST_STATUS()) return e;
     if (smem_q + kStaticSmem <= max_smem) {
       if (int e = FPA_ALLOW_SMEM(dq_wmma_kernel<T>, smem_q)) return e;
-      FPA_LAUNCH(dq_wmma_kernel<T>, grid, kWmmaThreads, smem_q, s, p, q, k, v, gate, prefix, lse,
+      FPA_LAUNCH(dq_wmma_kernel<T>, grid, kWmmaThreads, smem_q, s, p, q, k, v, fields, prefix, lse,
                  delta, dout, dq, gate_q, slots);
     } else {
       const size_t smem = sizeof(float) * kTile * (padded(p.d) + padded(p.dv));
       if (int e = FPA_ALLOW_SMEM(dq_kernel<T>, smem)) return e;
-      FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, lse, delta, dout,
+      FPA_LAUNCH(dq_kernel<T>, grid, kTile, smem, s, p, q, k, v, fields, prefix, lse, delta, dout,
                  dq, gate_q, slots);
     }
     return FPA_LAST_STATUS();

@@ -1,6 +1,7 @@
 // What the tiled forward and backward kernels share: the platform macros, input conversions,
-// the field tile in shared memory (the same scans as tests/tile_simulation.h's load_field),
-// FoX's prefix sums (tile_head_scan.h by blocks), the workspace layout and the argument check.
+// the field tile in shared memory (the same scans as tests/tile_simulation.h's load_field, once
+// per tile before the passes), FoX's prefix sums (tile_head_scan.h by blocks), the workspace
+// layout and the argument check.
 //
 // Platform: compiled by nvcc, the kernels run on the GPU. Compiled by g++ with
 // FPA_CUDA_EMULATION defined (tests/cuda_emulation.h, included first), the same kernel source
@@ -83,6 +84,14 @@ __device__ void load_rows(const T* src, int64_t l0, int len, int64_t width, A* d
     dst[(e / width) * padded(width) + e % width] = to_acc(src[l0 * width + e]);
 }
 
+// Copies *src to *dst in 4-byte words, by the block's threads (both 4-byte aligned).
+template <class X> __device__ void copy_words(const X* src, X* dst) {
+  static_assert(sizeof(X) % 4 == 0 && alignof(X) >= 4, "a copy by 4-byte words");
+  const auto* from = reinterpret_cast<const uint32_t*>(src);
+  auto* to = reinterpret_cast<uint32_t*>(dst);
+  for (int w = threadIdx.x; w < int(sizeof(X) / 4); w += blockDim.x) to[w] = from[w];
+}
+
 // The field of one tile and its scans (tile_bias.h), as tests/tile_simulation.h's FieldTile.
 template <class A> struct FieldTile {
   A phi[kTile], inv_tau;
@@ -90,9 +99,10 @@ template <class A> struct FieldTile {
   t::SoftSum<A> suffix_soft[kTile], prefix_soft[kTile];
 };
 
-// Called by every thread of the block (it synchronises). gate: this head's field.
+// The scans of one field tile, by the block (field_tiles_kernel). Called by every thread of the
+// block (it synchronises). gate: this head's field.
 template <class A>
-__device__ void load_field(const Problem& p, const A* gate, int tile, FieldTile<A>& f) {
+__device__ void scan_field(const Problem& p, const A* gate, int tile, FieldTile<A>& f) {
   const int64_t l0 = int64_t(tile) * kTile;
   const int len = int(min(int64_t(kTile), p.n - l0));
   const bool soft = p.mode == Mode::FpaStraightThrough;
@@ -136,6 +146,29 @@ __device__ void load_field(const Problem& p, const A* gate, int tile, FieldTile<
   __syncthreads();
 }
 
+// A field tile's scans depend on that tile alone, yet every pass visits each tile once per tile
+// pair: T^2 / 2 times a head instead of T (and straight-through's weight sums are a chain of 64
+// log-add-exps on one thread). So one block per (tile, head) scans each tile once, before the
+// passes, into the workspace (fields, per head its tiles in order), and the passes copy them.
+template <class A>
+__global__ void __launch_bounds__(kTile)
+    field_tiles_kernel(Problem p, const A* __restrict__ gate, FieldTile<A>* __restrict__ fields) {
+  __shared__ FieldTile<A> f;
+  const int64_t bh = blockIdx.y;
+  const int tile = blockIdx.x;
+  scan_field(p, gate + bh * p.n, tile, f);  // synchronises
+  copy_words(&f, &fields[bh * t::tile_count(p.n) + tile]);
+}
+
+// A pass's copy of field tile `tile` of its head (fields: the head's first tile). Called by
+// every thread of the block (it synchronises).
+template <class A>
+__device__ void load_field(const FieldTile<A>* fields, int tile, FieldTile<A>& f) {
+  __syncthreads();  // the previous tile's readers are done
+  copy_words(&fields[tile], &f);
+  __syncthreads();
+}
+
 // As tests/tile_simulation.h: products summed in index order.
 template <class A> __device__ A dot(const A* a, const A* b, int64_t len) {
   A s = A(0);
@@ -165,24 +198,6 @@ __global__ void __launch_bounds__(t::kHeadScanThreads)
   const int64_t h = blockIdx.x;
   scan_head(gate + h * n, n, t::ScanDirection::Prefix, prefix + h * n, s_offsets);
 }
-template <class A>
-inline int launch_fox_prefix_into(const Problem& p, const A* gate, double* prefix,
-                                  cudaStream_t s) {
-  FPA_LAUNCH(fox_prefix_kernel<A>, unsigned(p.batch * p.heads), t::kHeadScanThreads, 0, s, gate,
-             prefix, p.n);
-  return FPA_LAST_STATUS();
-}
-
-// Before a forward pass: FoX's prefix F into the start of the workspace (prefix stays null for
-// the other modes). 0, or the launch's error.
-template <class A>
-inline int launch_fox_prefix(const Problem& p, const A* gate, void* workspace, cudaStream_t s,
-                             double*& prefix) {
-  prefix = nullptr;
-  if (p.mode != Mode::Fox) return 0;
-  prefix = static_cast<double*>(workspace);
-  return launch_fox_prefix_into(p, gate, prefix, s);
-}
 
 // ---- workspace -------------------------------------------------------------------------------
 inline size_t align_up(size_t b) { return (b + 255) / 256 * 256; }
@@ -191,20 +206,53 @@ inline size_t acc_bytes(const Problem& p) {
 }
 __host__ __device__ inline int64_t tiles_of(const Problem& p) { return (p.n + kTile - 1) / kTile; }
 
-// Backward: FoX's prefix (doubles), then delta, gate_kv, gate_q (per position) and the slots of
-// C's parts (tile_gate_grad.h; per head, the later side's tiles x level_slots, then the earlier
-// side's), in the accumulator type.
+// ---- the gate's pre-pass: what the passes read of the gate -----------------------------------
+// FoX: the prefix sums F (n doubles per head); FPA: the field tiles (field_tiles_kernel, T per
+// head); softmax: nothing. Both at the start of the workspace, in the forward and the backward.
+template <class A> struct GateInput {
+  const double* prefix = nullptr;
+  const FieldTile<A>* fields = nullptr;
+};
+inline size_t gate_input_bytes(const Problem& p) {
+  const size_t heads = size_t(p.batch * p.heads);
+  if (p.mode == Mode::Fox) return align_up(heads * size_t(p.n) * sizeof(double));
+  if (!is_fpa(p.mode)) return 0;
+  const size_t tile_bytes =
+      p.dtype == DType::Float64 ? sizeof(FieldTile<double>) : sizeof(FieldTile<float>);
+  return align_up(heads * size_t(tiles_of(p)) * tile_bytes);
+}
+template <class A>
+inline int prepare_gate(const Problem& p, const A* gate, void* workspace, cudaStream_t s,
+                        GateInput<A>& in) {
+  in = GateInput<A>{};
+  const unsigned heads = unsigned(p.batch * p.heads);
+  if (p.mode == Mode::Fox) {
+    auto* prefix = static_cast<double*>(workspace);
+    FPA_LAUNCH(fox_prefix_kernel<A>, heads, t::kHeadScanThreads, 0, s, gate, prefix, p.n);
+    in.prefix = prefix;
+  } else if (is_fpa(p.mode)) {
+    auto* fields = static_cast<FieldTile<A>*>(workspace);
+    FPA_LAUNCH(field_tiles_kernel<A>, dim3(unsigned(tiles_of(p)), heads), kTile, 0, s, p, gate,
+               fields);
+    in.fields = fields;
+  }
+  return FPA_LAST_STATUS();
+}
+
+// Backward: the gate's input (above), then delta, gate_kv, gate_q (per position) and the slots
+// of C's parts (tile_gate_grad.h; per head, the later side's tiles x level_slots, then the
+// earlier side's), in the accumulator type.
 template <class A> inline size_t slot_bytes() { return sizeof(t::BetweenSlot<A>); }
 struct BackwardWorkspace {
-  size_t prefix, delta, gate_kv, gate_q, slots, total;
+  size_t gate_input, delta, gate_kv, gate_q, slots, total;
   explicit BackwardWorkspace(const Problem& p) {
     const size_t positions = size_t(p.batch * p.heads * p.n);
     const int tiles = int(tiles_of(p));
     const size_t slot_count = size_t(p.batch * p.heads) * 2 * tiles * t::level_slots(tiles);
     const size_t per_slot =
         p.dtype == DType::Float64 ? slot_bytes<double>() : slot_bytes<float>();
-    prefix = 0;
-    delta = align_up(positions * sizeof(double));
+    gate_input = 0;
+    delta = gate_input_bytes(p);
     gate_kv = delta + align_up(positions * acc_bytes(p));
     gate_q = gate_kv + align_up(positions * acc_bytes(p));
     slots = gate_q + align_up(positions * acc_bytes(p));

@@ -9,16 +9,14 @@ using detail::launch_forward;
 using detail::launch_forward_mma;
 using detail::launch_forward_wmma;
 
-size_t forward_workspace_bytes(const Problem& p) {
-  return p.mode == Mode::Fox ? align_up(size_t(p.batch * p.heads * p.n) * sizeof(double)) : 0;
-}
+size_t forward_workspace_bytes(const Problem& p) { return gate_input_bytes(p); }
 
 int forward(const Problem& p, const void* q, const void* k, const void* v, const void* gate,
             void* out, void* lse, void* workspace, void* stream) {
   if (!valid(p)) return -1;
   if (p.n == 0 || p.batch * p.heads == 0) return 0;
   if (p.mode != Mode::Softmax && !gate) return -1;
-  if (p.mode == Mode::Fox && !workspace) return -1;
+  if (forward_workspace_bytes(p) > 0 && !workspace) return -1;
   auto s = static_cast<cudaStream_t>(stream);
   switch (p.dtype) {
 #define FPA_TILED_FORWARD(launch, T)                                                         \

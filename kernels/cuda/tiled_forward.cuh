@@ -13,7 +13,7 @@ namespace fpa::cuda::tiled::detail {
 template <class T>
 __global__ void __launch_bounds__(kTile)
     forward_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                   const T* __restrict__ v, const Acc<T>* __restrict__ gate,
+                   const T* __restrict__ v, const FieldTile<Acc<T>>* __restrict__ fields,
                    const double* __restrict__ prefix, T* __restrict__ out,
                    Acc<T>* __restrict__ lse) {
   using A = Acc<T>;
@@ -31,10 +31,10 @@ __global__ void __launch_bounds__(kTile)
   A* ss = sv + kTile * padded(dv);             // kTile x padded(kTile): logits, one row each
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   load_rows(q + bh * n * d, i0, rows, d, sq);
-  if (fpa) load_field(p, gh, ti, fq);
+  if (fpa) load_field(fh, ti, fq);
 
   t::OnlineSoftmaxRow<A> row;
   A acc[kMaxHeadDim];
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kTile)
     __syncthreads();  // the previous tile's readers are done
     load_rows(k + bh * n * d, j0, cols, d, sk);
     load_rows(v + bh * n * dv, j0, cols, dv, sv);
-    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     if (active) {
       A* sr = ss + r * padded(kTile);
@@ -91,12 +91,12 @@ template <class T>
 int launch_forward(const Problem& p, const T* q, const T* k, const T* v, const Acc<T>* gate,
                    T* out, Acc<T>* lse, void* workspace, cudaStream_t s) {
   using A = Acc<T>;
-  double* prefix = nullptr;
-  if (int e = launch_fox_prefix(p, gate, workspace, s, prefix)) return e;
+  GateInput<A> g;
+  if (int e = prepare_gate(p, gate, workspace, s, g)) return e;
   const size_t smem = sizeof(A) * kTile * (2 * padded(p.d) + padded(p.dv) + padded(kTile));
   if (int e = FPA_ALLOW_SMEM(forward_kernel<T>, smem)) return e;
   const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
-  FPA_LAUNCH(forward_kernel<T>, grid, kTile, smem, s, p, q, k, v, gate, prefix, out, lse);
+  FPA_LAUNCH(forward_kernel<T>, grid, kTile, smem, s, p, q, k, v, g.fields, g.prefix, out, lse);
   return FPA_LAST_STATUS();
 }
 

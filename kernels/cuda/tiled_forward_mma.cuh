@@ -72,7 +72,7 @@ __device__ inline A register_bias(Mode mode, bool diagonal, const double* F, int
 template <class T, int D>
 __global__ void __launch_bounds__(kMmaThreads)
     forward_mma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                       const T* __restrict__ v, const float* __restrict__ gate,
+                       const T* __restrict__ v, const FieldTile<float>* __restrict__ fields,
                        const double* __restrict__ prefix, T* __restrict__ out,
                        float* __restrict__ lse) {
   using A = float;
@@ -97,10 +97,10 @@ __global__ void __launch_bounds__(kMmaThreads)
   __shared__ FieldTile<A> fq, fk;
   __shared__ A fox_col[kTile];
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
-  if (fpa) load_field(p, gh, ti, fq);  // synchronises
+  if (fpa) load_field(fh, ti, fq);  // synchronises
   __syncthreads();
 
   uint32_t qa[D / 16][4];
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
-    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
     if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
@@ -236,12 +236,13 @@ __global__ void __launch_bounds__(kMmaThreads)
 }
 
 template <class T, int D>
-int launch_forward_mma_at(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
-                          const double* prefix, T* out, float* lse, size_t smem, cudaStream_t s) {
+int launch_forward_mma_at(const Problem& p, const T* q, const T* k, const T* v,
+                          const FieldTile<float>* fields, const double* prefix, T* out,
+                          float* lse, size_t smem, cudaStream_t s) {
   auto kernel = forward_mma_kernel<T, D>;
   if (int e = FPA_ALLOW_SMEM(kernel, smem)) return e;
   const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
-  FPA_LAUNCH(kernel, grid, kMmaThreads, smem, s, p, q, k, v, gate, prefix, out, lse);
+  FPA_LAUNCH(kernel, grid, kMmaThreads, smem, s, p, q, k, v, fields, prefix, out, lse);
   return FPA_LAST_STATUS();
 }
 
@@ -253,10 +254,11 @@ int launch_forward_mma(const Problem& p, const T* q, const T* k, const T* v, con
   const size_t smem = forward_mma_smem<T>(p);
   if (!mma_shape<T>(p) || !aligned_16b(q, k, v) || smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
     return launch_forward_wmma<T>(p, q, k, v, gate, out, lse, workspace, s);
-  double* prefix = nullptr;
-  if (int e = launch_fox_prefix(p, gate, workspace, s, prefix)) return e;
-  return p.d == 64 ? launch_forward_mma_at<T, 64>(p, q, k, v, gate, prefix, out, lse, smem, s)
-                   : launch_forward_mma_at<T, 128>(p, q, k, v, gate, prefix, out, lse, smem, s);
+  GateInput<float> g;
+  if (int e = prepare_gate(p, gate, workspace, s, g)) return e;
+  return p.d == 64
+             ? launch_forward_mma_at<T, 64>(p, q, k, v, g.fields, g.prefix, out, lse, smem, s)
+             : launch_forward_mma_at<T, 128>(p, q, k, v, g.fields, g.prefix, out, lse, smem, s);
 }
 
 }  // namespace fpa::cuda::tiled::detail

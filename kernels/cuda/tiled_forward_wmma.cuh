@@ -85,7 +85,7 @@ __device__ void load_tile(const T* src, int64_t l0, int len, int64_t width, int 
 template <class T>
 __global__ void __launch_bounds__(kWmmaThreads)
     forward_wmma_kernel(Problem p, const T* __restrict__ q, const T* __restrict__ k,
-                        const T* __restrict__ v, const float* __restrict__ gate,
+                        const T* __restrict__ v, const FieldTile<float>* __restrict__ fields,
                         const double* __restrict__ prefix, T* __restrict__ out,
                         float* __restrict__ lse) {
   using A = float;
@@ -108,11 +108,11 @@ __global__ void __launch_bounds__(kWmmaThreads)
   float* so = ss + kTile * ld32(kTile);         // kTile x ld32(dv): the output accumulator
   __shared__ FieldTile<A> fq, fk;
 
-  const A* gh = gate ? gate + bh * n : nullptr;
+  const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
   load_tile(q + bh * n * d, i0, rows, d, M::ld(d), sq);
   for (int e = tid; e < kTile * ld32(dv); e += blockDim.x) so[e] = 0.0f;
-  if (fpa) load_field(p, gh, ti, fq);
+  if (fpa) load_field(fh, ti, fq);
 
   t::OnlineSoftmaxRow<A> row;
   t::Between<A> between = t::empty_between<A>();
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
     __syncthreads();  // the previous tile's readers are done
     load_tile(k + bh * n * d, j0, cols, d, M::ld(d), sk);
     load_tile(v + bh * n * dv, j0, cols, dv, M::ld(dv), sv);
-    if (fpa) load_field(p, gh, tj, fk);  // synchronises
+    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
 
     // S = Q K^T, rows of this warp.
@@ -213,12 +213,12 @@ int launch_forward_wmma(const Problem& p, const T* q, const T* k, const T* v, co
   const size_t smem = forward_wmma_smem<T>(p);
   if (smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
     return launch_forward<T>(p, q, k, v, gate, out, lse, workspace, s);
-  double* prefix = nullptr;
-  if (int e = launch_fox_prefix(p, gate, workspace, s, prefix)) return e;
+  GateInput<float> g;
+  if (int e = prepare_gate(p, gate, workspace, s, g)) return e;
   if (int e = FPA_ALLOW_SMEM(forward_wmma_kernel<T>, smem)) return e;
   const dim3 grid(unsigned(tiles_of(p)), unsigned(p.batch * p.heads));
-  FPA_LAUNCH(forward_wmma_kernel<T>, grid, kWmmaThreads, smem, s, p, q, k, v, gate, prefix, out,
-             lse);
+  FPA_LAUNCH(forward_wmma_kernel<T>, grid, kWmmaThreads, smem, s, p, q, k, v, g.fields, g.prefix,
+             out, lse);
   return FPA_LAST_STATUS();
 }
 
