@@ -114,6 +114,11 @@ inline void warp_sync() {
 // groups stay in flight; uncommitted copies too, as in PTX); until then the destination holds
 // all-ones bytes.
 inline void cp_async_16(void* dst, const void* src, bool copy) {
+  if (reinterpret_cast<uintptr_t>(dst) % 16 || (copy && reinterpret_cast<uintptr_t>(src) % 16)) {
+    std::fprintf(stderr, "cuda emulation: cp.async of 16 bytes from %p to %p, not 16-byte aligned\n",
+                 src, dst);
+    std::abort();
+  }
   AsyncCopy c{static_cast<unsigned char*>(dst), {}, -1};
   if (copy) std::memcpy(c.bytes, src, 16);
   std::memset(dst, 0xff, 16);

@@ -141,6 +141,17 @@ __device__ inline void load_tiles_async(const T* a, const T* b, int64_t n, int t
   load_tile_async<T, D>(a, l0, len, dst_a);
   load_tile_async<T, D>(b, l0, len, dst_b);
 }
+// FPA's field tile `tile` (fields: the head's, scanned by field_tiles_kernel) into dst,
+// asynchronously: issued with the K and V (or Q and dO) copies of the same tile, it lands with
+// them, and the pass reads it after the same wait and barrier.
+template <class A>
+__device__ inline void load_field_async(const FieldTile<A>* fields, int tile, FieldTile<A>* dst) {
+  static_assert(sizeof(FieldTile<A>) % 16 == 0, "a copy in 16-byte chunks");
+  const auto* from = reinterpret_cast<const unsigned char*>(fields + tile);
+  auto* to = reinterpret_cast<unsigned char*>(dst);
+  for (int c = threadIdx.x; c < int(sizeof(FieldTile<A>) / 16); c += blockDim.x)
+    cp_async_16(to + 16 * c, from + 16 * c, true);
+}
 // The copy done before returning (a barrier is still needed before another thread reads it).
 template <class T, int D>
 __device__ inline void load_tile_16b(const T* src, int64_t l0, int len, T* dst) {

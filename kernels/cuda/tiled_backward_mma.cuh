@@ -18,7 +18,8 @@
 // the results agree to fp32 rounding, and a run repeats bit for bit (no atomics; every order is
 // fixed). The Q, dO, K and V fragments are read from shared memory at each use (keeping them in
 // registers as well would spill at D = 128), by ldmatrix (mma_fragments.cuh); the streamed tiles
-// (K and V in the dQ pass, Q and dO in the dK/dV pass) are double-buffered with cp.async.
+// (K and V in the dQ pass, Q and dO in the dK/dV pass) are double-buffered with cp.async, and
+// so are FPA's field tiles that go with them (load_field_async).
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
@@ -100,7 +101,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   auto sv_buf = [&](int b) { return sq + (4 + b) * kTile * LD; };
   float* sb = reinterpret_cast<float*>(sq + 6 * kTile * LD);  // kTile x LB: FPA's diagonal bias
   __shared__ A s_level_warp[kMmaWarps], s_row_part[kTile], s_gate[kTile], fox_col[kTile];
-  __shared__ FieldTile<A> fq, fk;
+  __shared__ FieldTile<A> fq, fk_buf[2];  // the key tiles' fields double-buffered as K and V
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
@@ -125,8 +126,9 @@ __global__ void __launch_bounds__(kMmaThreads)
     for (int e = 0; e < 4; ++e) dqa[dt][e] = 0.0f;
   A row_all[2] = {A(0), A(0)}, row_part[2] = {A(0), A(0)};
 
-  auto fetch = [&](int tj, int b) {  // K and V of key tile tj into buffer b, asynchronously
+  auto fetch = [&](int tj, int b) {  // K, V (and FPA's field) of key tile tj into buffer b
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
+    if (fpa) load_field_async(fh, tj, &fk_buf[b]);
   };
   fetch(ti, 0);
   cp_async_commit();
@@ -136,12 +138,11 @@ __global__ void __launch_bounds__(kMmaThreads)
     const bool diagonal = tj == ti;
     const T* sk = sk_buf(it % 2);
     const T* sv = sv_buf(it % 2);
+    const FieldTile<A>& fk = fk_buf[it % 2];
     const t::Between<A> between = fpa ? parts.whole(fq.inv_tau) : t::empty_between<A>();
     if (tj > 0) fetch(tj - 1, (it + 1) % 2);  // the other buffer, free since the last barrier
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies
-    __syncthreads();
-    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
     if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
@@ -258,7 +259,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sg = sb + kTile * LB;                             // kTile x LB: the diagonal's g
   __shared__ A s_lse[kTile], s_delta[kTile], fox_row[kTile], s_col_all[kTile],
       s_col_part[kTile], s_gate[kTile], s_level_warp[kMmaWarps];
-  __shared__ FieldTile<A> fq, fk;
+  __shared__ FieldTile<A> fq_buf[2], fk;  // the query tiles' fields double-buffered as Q and dO
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
@@ -275,8 +276,9 @@ __global__ void __launch_bounds__(kMmaThreads)
     for (int e = 0; e < 4; ++e) dka[dt][e] = dva[dt][e] = 0.0f;
   A col_all[2] = {A(0), A(0)}, col_part[2] = {A(0), A(0)}, diag = A(0);  // diag: key tid's
 
-  auto fetch = [&](int ti, int b) {  // Q and dO of query tile ti into buffer b, asynchronously
+  auto fetch = [&](int ti, int b) {  // Q, dO (and FPA's field) of query tile ti into buffer b
     load_tiles_async<T, D>(q + bh * n * D, dout + bh * n * D, n, ti, sq_buf(b), sdo_buf(b));
+    if (fpa) load_field_async(fh, ti, &fq_buf[b]);
   };
   fetch(tj, 0);
   cp_async_commit();
@@ -286,6 +288,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     const bool diagonal = ti == tj;
     const T* sq = sq_buf(it % 2);
     const T* sdo = sdo_buf(it % 2);
+    const FieldTile<A>& fq = fq_buf[it % 2];
     const t::Between<A> between = fpa ? parts.whole(fk.inv_tau) : t::empty_between<A>();
     A pair_col = A(0);  // this lane's part of what C wins in this pair
     if (ti + 1 < tiles) fetch(ti + 1, (it + 1) % 2);  // the other buffer, free since the last barrier
@@ -297,7 +300,6 @@ __global__ void __launch_bounds__(kMmaThreads)
       s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
       if (fox && !diagonal && tid < rows) fox_row[tid] = t::fox_row_part<A>(F, i0, i0 + tid);
     }
-    if (fpa) load_field(fh, ti, fq);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
     __syncthreads();

@@ -92,8 +92,9 @@ template <class X> __device__ void copy_words(const X* src, X* dst) {
   for (int w = threadIdx.x; w < int(sizeof(X) / 4); w += blockDim.x) to[w] = from[w];
 }
 
-// The field of one tile and its scans (tile_bias.h), as tests/tile_simulation.h's FieldTile.
-template <class A> struct FieldTile {
+// The field of one tile and its scans (tile_bias.h), as tests/tile_simulation.h's FieldTile;
+// 16-byte aligned and sized, for the register kernels' asynchronous copies (load_field_async).
+template <class A> struct alignas(16) FieldTile {
   A phi[kTile], inv_tau;
   t::MinAt<A> suffix[kTile], prefix[kTile];
   t::SoftSum<A> suffix_soft[kTile], prefix_soft[kTile];

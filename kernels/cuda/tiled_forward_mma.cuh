@@ -21,8 +21,9 @@
 // The field, the gates, the running minima and the log-sum-exps stay fp32, as in the other
 // kernels; p_ij is rounded to the input type for the product while the normaliser sums fp32 p_ij
 // (FlashAttention's choice). Fragments come from shared memory by ldmatrix (V's transposed);
-// K and V are double-buffered: the next key tile's copy (cp.async) runs under this one's products.
-// Left for tuning on a GPU: wider query tiles, the same pipelining in the backward.
+// K and V are double-buffered: the next key tile's copy (cp.async) runs under this one's products,
+// FPA's field tile (field_tiles_kernel's scans) with them. Left for tuning on a GPU: wider query
+// tiles.
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   auto sk_buf = [&](int b) { return sq + (1 + b) * kTile * LD; };
   auto sv_buf = [&](int b) { return sq + (3 + b) * kTile * LD; };
   float* sb = reinterpret_cast<float*>(sq + 5 * kTile * LD);  // kTile x ld32(kTile): diagonal bias
-  __shared__ FieldTile<A> fq, fk;
+  __shared__ FieldTile<A> fq, fk_buf[2];  // the key tiles' fields double-buffered as K and V
   __shared__ A fox_col[kTile];
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
@@ -120,9 +121,11 @@ __global__ void __launch_bounds__(kMmaThreads)
   t::OnlineSoftmaxRow<A> row[2];  // sum: this lane's share of the row's
   t::Between<A> between = t::empty_between<A>();
 
-  // K and V of key tile tj, asynchronously into buffer b (cp.async, mma_fragments.cuh).
+  // K and V (and FPA's field) of key tile tj, asynchronously into buffer b (cp.async,
+  // mma_fragments.cuh).
   auto fetch = [&](int tj, int b) {
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
+    if (fpa) load_field_async(fh, tj, &fk_buf[b]);
   };
   fetch(ti, 0);
   cp_async_commit();
@@ -132,14 +135,13 @@ __global__ void __launch_bounds__(kMmaThreads)
     const bool diagonal = tj == ti;
     const T* sk = sk_buf(it % 2);
     const T* sv = sv_buf(it % 2);
+    const FieldTile<A>& fk = fk_buf[it % 2];
     // The next tile's copies into the other buffer, which every thread finished reading at the
     // barrier that closed the previous iteration; then wait for this tile's (all groups but the
     // newest: a group is committed every iteration, empty on the last).
     if (tj > 0) fetch(tj - 1, (it + 1) % 2);
     cp_async_commit();
     cp_async_wait<1>();
-    __syncthreads();
-    if (fpa) load_field(fh, tj, fk);  // synchronises
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
     if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
