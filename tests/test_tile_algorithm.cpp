@@ -256,7 +256,8 @@ RC_GTEST_PROP(TileAlgorithm, SplitBetweenWalksCarryTheLevelsParts, ()) {
 
 // The finish step's between_total visits, for tile K, exactly the written slots whose part covers
 // K: with every slot's weight sum equal to the tile's (ratio 1), the straight-through total is the
-// sum of those slots' values, counted here over every tile pair's two parts.
+// sum of those slots' values, counted here over every tile pair's two parts; and so does it spread
+// over any number of lanes (the finish kernel's threads), each slot visited by one lane.
 RC_GTEST_PROP(TileAlgorithm, FinishVisitsTheSlotsCoveringEachTile, ()) {
   namespace t = fpa::tiles;
   const int tiles = *rc::gen::inRange(1, 300);
@@ -278,9 +279,13 @@ RC_GTEST_PROP(TileAlgorithm, FinishVisitsTheSlotsCoveringEachTile, ()) {
       if (level >= 0)
         write(earlier[size_t(j * slots + level + 1)], a, t::earlier_part_last(a, level));
     }
-  for (int k = 0; k < tiles; ++k)
+  const int lanes = *rc::gen::element(1, 2, 7, t::kTile, 300);
+  for (int k = 0; k < tiles; ++k) {
     RC_ASSERT(t::between_total(later.data(), earlier.data(), tiles, k, true, w, 1.0f) ==
               want[size_t(k)]);
+    RC_ASSERT(t::between_total_by_lanes(later.data(), earlier.data(), tiles, k, true, w, 1.0f,
+                                        lanes) == want[size_t(k)]);
+  }
 }
 
 }  // namespace

@@ -340,9 +340,9 @@ template <class T> class TileRun {
       for (int tk = 0; tk < tiles_; ++tk) {
         const int64_t l0 = int64_t(tk) * kTile;
         load_field(h, tk, f);
-        const double total = between_total(slots_of(h, BetweenSide::Later, 0),
-                                           slots_of(h, BetweenSide::Earlier, 0), tiles_, tk,
-                                           soft(), f.suffix_soft[0], f.inv_tau);
+        const double total = between_total_by_lanes(
+            slots_of(h, BetweenSide::Later, 0), slots_of(h, BetweenSide::Earlier, 0), tiles_, tk,
+            soft(), f.suffix_soft[0], f.inv_tau, kTile);  // the finish kernel's threads
         if (p_.mode == Mode::FpaExact) g[f.suffix[0].pos] += total;
         else
           soft_between_finish(f.phi, f.suffix_soft[0], total, rows_of(tk), f.inv_tau,

@@ -180,9 +180,13 @@ template <class A> FPA_HD BetweenSlot<A> slot_of(A sum, const Between<A>& part) 
 // tile J (earlier part [J + 1, earlier_part_last(J + 1, level)]); this visits exactly the slots
 // whose part covers K, levels in increasing order, later side first. Exact: the sums of the
 // slots whose argmin lies in K; straight-through: each sum times (tile's / part's weight sum).
+// Spread over `lanes` threads (the finish kernel's block): lane takes, in each level's range of
+// candidates on each side, every lanes-th from the range's start + lane (between_total_by_lanes
+// adds the lanes' totals in lane order); lanes = 1 is the one-thread walk.
 template <class A>
 FPA_HD double between_total(const BetweenSlot<A>* later, const BetweenSlot<A>* earlier,
-                            int tiles, int k, bool soft, SoftSum<A> tile, A inv_tau) {
+                            int tiles, int k, bool soft, SoftSum<A> tile, A inv_tau, int lane = 0,
+                            int lanes = 1) {
   const int slots = level_slots(tiles);
   double total = 0;
   auto add = [&](const BetweenSlot<A>& s) {
@@ -195,10 +199,20 @@ FPA_HD double between_total(const BetweenSlot<A>* later, const BetweenSlot<A>* e
   };
   for (int x = 0; x < slots; ++x) {
     const int level = x - 1, span = level < 0 ? 0 : (1 << level) - 1;
-    for (int b = k; b <= t_min(k | span, tiles - 2); ++b) add(later[(b + 1) * slots + x]);
+    for (int b = k + lane; b <= t_min(k | span, tiles - 2); b += lanes)
+      add(later[(b + 1) * slots + x]);
     if (level < 0) continue;
-    for (int a = t_max(k & ~span, 1); a <= k; ++a) add(earlier[(a - 1) * slots + x]);
+    for (int a = t_max(k & ~span, 1) + lane; a <= k; a += lanes) add(earlier[(a - 1) * slots + x]);
   }
+  return total;
+}
+template <class A>
+inline double between_total_by_lanes(const BetweenSlot<A>* later, const BetweenSlot<A>* earlier,
+                                     int tiles, int k, bool soft, SoftSum<A> tile, A inv_tau,
+                                     int lanes) {
+  double total = 0;
+  for (int lane = 0; lane < lanes; ++lane)
+    total += between_total(later, earlier, tiles, k, soft, tile, inv_tau, lane, lanes);
   return total;
 }
 

@@ -345,12 +345,14 @@ __global__ void __launch_bounds__(kTile)
   const int64_t l0 = int64_t(tk) * kTile;
   const int len = int(min(int64_t(kTile), n - l0));
   __shared__ FieldTile<A> f;
-  __shared__ double s_total, s_out[kTile];
+  __shared__ double s_total, s_lanes[kTile], s_out[kTile];
   load_field(fields + bh * tiles, tk, f);
-  if (l == 0)
-    s_total = t::between_total(slots_of(slots, bh, t::BetweenSide::Later, 0, tiles),
-                               slots_of(slots, bh, t::BetweenSide::Earlier, 0, tiles), tiles, tk,
-                               p.mode == Mode::FpaStraightThrough, f.suffix_soft[0], f.inv_tau);
+  // The slots covering tile K, over the block's threads, then added in thread order (thread 0's).
+  const double total = ThreadOrderSum<double>{s_lanes, kTile}(t::between_total(
+      slots_of(slots, bh, t::BetweenSide::Later, 0, tiles),
+      slots_of(slots, bh, t::BetweenSide::Earlier, 0, tiles), tiles, tk,
+      p.mode == Mode::FpaStraightThrough, f.suffix_soft[0], f.inv_tau, l, kTile));
+  if (l == 0) s_total = total;
   if (l < len) s_out[l] = double(gate_kv[bh * n + l0 + l]) + double(gate_q[bh * n + l0 + l]);
   __syncthreads();
   if (p.mode == Mode::FpaExact) {
