@@ -222,16 +222,18 @@ inline size_t gate_input_bytes(const Problem& p) {
       p.dtype == DType::Float64 ? sizeof(FieldTile<double>) : sizeof(FieldTile<float>);
   return align_up(heads * size_t(tiles_of(p)) * tile_bytes);
 }
+// The pre-pass of p's mode into the workspace: 0, or the launch's error.
 template <class A>
 inline int prepare_gate(const Problem& p, const A* gate, void* workspace, cudaStream_t s,
                         GateInput<A>& in) {
   in = GateInput<A>{};
   const unsigned heads = unsigned(p.batch * p.heads);
+  if (p.mode == Mode::Softmax) return 0;
   if (p.mode == Mode::Fox) {
     auto* prefix = static_cast<double*>(workspace);
     FPA_LAUNCH(fox_prefix_kernel<A>, heads, t::kHeadScanThreads, 0, s, gate, prefix, p.n);
     in.prefix = prefix;
-  } else if (is_fpa(p.mode)) {
+  } else {
     auto* fields = static_cast<FieldTile<A>*>(workspace);
     FPA_LAUNCH(field_tiles_kernel<A>, dim3(unsigned(tiles_of(p)), heads), kTile, 0, s, p, gate,
                fields);
