@@ -69,11 +69,12 @@ inline size_t max_dynamic_smem = 227 * 1024;  // sm_90's; a test may lower it (s
 enum class Schedule { Ascending, Descending };
 inline Schedule schedule = Schedule::Ascending;
 
-// A cp.async copy in flight: its destination, the 16 bytes it will write (the source as it was
-// when the copy was issued, or zeros), and its group (-1 until committed).
+// A cp.async copy in flight: its destination, the 8 or 16 bytes it will write (the source as it
+// was when the copy was issued, or zeros), and its group (-1 until committed).
 struct AsyncCopy {
   unsigned char* dst;
   unsigned char bytes[16];
+  int size;
   long group;
 };
 
@@ -109,19 +110,20 @@ inline void warp_sync() {
   swapcontext(&block->fibers[block->current], &block->scheduler);
 }
 
-// cp.async (cp.async.cg.shared.global, 16 bytes; `copy` false zero-fills), commit_group and
-// wait_group: the bytes land at the wait that covers their group (the newest `pending` committed
-// groups stay in flight; uncommitted copies too, as in PTX); until then the destination holds
-// all-ones bytes.
-inline void cp_async_16(void* dst, const void* src, bool copy) {
-  if (reinterpret_cast<uintptr_t>(dst) % 16 || (copy && reinterpret_cast<uintptr_t>(src) % 16)) {
-    std::fprintf(stderr, "cuda emulation: cp.async of 16 bytes from %p to %p, not 16-byte aligned\n",
-                 src, dst);
+// cp.async (16 bytes: cp.async.cg.shared.global; 8: .ca; `copy` false zero-fills),
+// commit_group and wait_group: the bytes land at the wait that covers their group (the newest
+// `pending` committed groups stay in flight; uncommitted copies too, as in PTX); until then the
+// destination holds all-ones bytes. Both addresses must be aligned to the size, as PTX requires.
+inline void cp_async(void* dst, const void* src, int size, bool copy) {
+  const auto misaligned = [&](const void* x) { return reinterpret_cast<uintptr_t>(x) % size; };
+  if (misaligned(dst) || (copy && misaligned(src))) {
+    std::fprintf(stderr, "cuda emulation: cp.async of %d bytes from %p to %p, not aligned\n",
+                 size, src, dst);
     std::abort();
   }
-  AsyncCopy c{static_cast<unsigned char*>(dst), {}, -1};
-  if (copy) std::memcpy(c.bytes, src, 16);
-  std::memset(dst, 0xff, 16);
+  AsyncCopy c{static_cast<unsigned char*>(dst), {}, size, -1};
+  if (copy) std::memcpy(c.bytes, src, size_t(size));
+  std::memset(dst, 0xff, size_t(size));
   block->copies[block->current].push_back(c);
 }
 inline void cp_async_commit() {
@@ -134,7 +136,7 @@ inline void cp_async_wait(int pending) {
   const long landed = block->groups[block->current] - pending;  // groups [0, landed) complete
   std::vector<AsyncCopy> in_flight;
   for (const AsyncCopy& c : mine) {
-    if (c.group >= 0 && c.group < landed) std::memcpy(c.dst, c.bytes, 16);
+    if (c.group >= 0 && c.group < landed) std::memcpy(c.dst, c.bytes, size_t(c.size));
     else in_flight.push_back(c);
   }
   mine.swap(in_flight);

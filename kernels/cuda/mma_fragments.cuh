@@ -95,11 +95,21 @@ template <class T> __device__ inline uint32_t load_pair(const T* tile, int e) {
 // then, so a missing wait or barrier shows on the CPU (tests/cuda_emulation.h).
 __device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
 #if defined(FPA_CUDA_EMULATION)
-  ::fpa_emu::cp_async_16(dst, src, copy);
+  ::fpa_emu::cp_async(dst, src, 16, copy);
 #elif defined(__CUDA_ARCH__)
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
                "r"(copy ? 16 : 0));
+#endif
+}
+// The same for 8 bytes (one double; .ca, as PTX allows .cg for 16 bytes only).
+__device__ inline void cp_async_8(void* dst, const void* src, bool copy) {
+#if defined(FPA_CUDA_EMULATION)
+  ::fpa_emu::cp_async(dst, src, 8, copy);
+#elif defined(__CUDA_ARCH__)
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
+               "r"(copy ? 8 : 0));
 #endif
 }
 // Closes the group of copies issued since the last commit.
@@ -151,6 +161,13 @@ __device__ inline void load_field_async(const FieldTile<A>* fields, int tile, Fi
   auto* to = reinterpret_cast<unsigned char*>(dst);
   for (int c = threadIdx.x; c < int(sizeof(FieldTile<A>) / 16); c += blockDim.x)
     cp_async_16(to + 16 * c, from + 16 * c, true);
+}
+// FoX's prefix sums F of key tile `tile` (F: the head's) into dst[0 .. kTile), asynchronously,
+// zeros past n: issued with the tile's K and V copies, it lands with them.
+__device__ inline void load_prefix_async(const double* F, int64_t n, int tile, double* dst) {
+  const int64_t l0 = int64_t(tile) * kTile;
+  for (int c = threadIdx.x; c < kTile; c += blockDim.x)
+    cp_async_8(dst + c, F + (l0 + c < n ? l0 + c : 0), l0 + c < n);
 }
 // The copy done before returning (a barrier is still needed before another thread reads it).
 template <class T, int D>

@@ -299,8 +299,11 @@ FPA_HD SoftShares<A> soft_shares(SoftSum<A> key, SoftSum<A> between, SoftSum<A> 
 template <class A> FPA_HD A fox_row_part(const double* prefix, int64_t i0, int64_t i) {
   return A(prefix[i] - prefix[i0]);
 }
+template <class A> FPA_HD A fox_col_part_of(double prefix_i0, double prefix_j) {
+  return A(prefix_i0 - prefix_j);
+}
 template <class A> FPA_HD A fox_col_part(const double* prefix, int64_t i0, int64_t j) {
-  return A(prefix[i0] - prefix[j]);
+  return fox_col_part_of<A>(prefix[i0], prefix[j]);
 }
 template <class A> FPA_HD A fox_diagonal_bias(const double* prefix, int64_t i, int64_t j) {
   return A(prefix[i] - prefix[j]);

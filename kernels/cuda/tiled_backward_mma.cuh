@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sb = reinterpret_cast<float*>(sq + 6 * kTile * LD);  // kTile x LB: FPA's diagonal bias
   __shared__ A s_level_warp[kMmaWarps], s_row_part[kTile], s_gate[kTile], fox_col[kTile];
   __shared__ FieldTile<A> fq, fk_buf[2];  // the key tiles' fields double-buffered as K and V
+  __shared__ double fox_f[2][kTile];      // FoX: the key tiles' F, double-buffered as K and V
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
@@ -126,10 +127,12 @@ __global__ void __launch_bounds__(kMmaThreads)
     for (int e = 0; e < 4; ++e) dqa[dt][e] = 0.0f;
   A row_all[2] = {A(0), A(0)}, row_part[2] = {A(0), A(0)};
 
-  auto fetch = [&](int tj, int b) {  // K, V (and FPA's field) of key tile tj into buffer b
+  auto fetch = [&](int tj, int b) {  // K, V (and FPA's field, or FoX's F) of key tile tj
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
     if (fpa) load_field_async(fh, tj, &fk_buf[b]);
+    if (fox) load_prefix_async(F, n, tj, fox_f[b]);
   };
+  const double F_i0 = fox ? F[i0] : 0.0;
   fetch(ti, 0);
   cp_async_commit();
   for (int tj = ti, it = 0; tj >= 0; --tj, ++it) {
@@ -145,7 +148,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     cp_async_wait<1>();  // this tile's copies
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
-    if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
+    if (fox && !diagonal && tid < cols)
+      fox_col[tid] = t::fox_col_part_of<A>(F_i0, fox_f[it % 2][tid]);
     __syncthreads();
 
     float s[kKeyTiles8][4], dp[kKeyTiles8][4];

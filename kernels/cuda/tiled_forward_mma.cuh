@@ -97,6 +97,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sb = reinterpret_cast<float*>(sq + 5 * kTile * LD);  // kTile x ld32(kTile): diagonal bias
   __shared__ FieldTile<A> fq, fk_buf[2];  // the key tiles' fields double-buffered as K and V
   __shared__ A fox_col[kTile];
+  __shared__ double fox_f[2][kTile];  // FoX: the key tiles' F, double-buffered as K and V
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
@@ -121,12 +122,14 @@ __global__ void __launch_bounds__(kMmaThreads)
   t::OnlineSoftmaxRow<A> row[2];  // sum: this lane's share of the row's
   t::Between<A> between = t::empty_between<A>();
 
-  // K and V (and FPA's field) of key tile tj, asynchronously into buffer b (cp.async,
-  // mma_fragments.cuh).
+  // K and V (and FPA's field, or FoX's F) of key tile tj, asynchronously into buffer b
+  // (cp.async, mma_fragments.cuh).
   auto fetch = [&](int tj, int b) {
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
     if (fpa) load_field_async(fh, tj, &fk_buf[b]);
+    if (fox) load_prefix_async(F, n, tj, fox_f[b]);
   };
+  const double F_i0 = fox ? F[i0] : 0.0;
   fetch(ti, 0);
   cp_async_commit();
   for (int tj = ti, it = 0; tj >= 0; --tj, ++it) {
@@ -144,7 +147,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     cp_async_wait<1>();
     __syncthreads();
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
-    if (fox && !diagonal && tid < cols) fox_col[tid] = t::fox_col_part<A>(F, i0, j0 + tid);
+    if (fox && !diagonal && tid < cols)
+      fox_col[tid] = t::fox_col_part_of<A>(F_i0, fox_f[it % 2][tid]);
     __syncthreads();
 
     // S = Q K^T: B = K^T, K's rows as they are (ldmatrix), two n-tiles a load.
