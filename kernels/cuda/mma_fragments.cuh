@@ -102,14 +102,15 @@ __device__ inline void cp_async_16(void* dst, const void* src, bool copy) {
                "r"(copy ? 16 : 0));
 #endif
 }
-// The same for 8 bytes (one double; .ca, as PTX allows .cg for 16 bytes only).
-__device__ inline void cp_async_8(void* dst, const void* src, bool copy) {
+// The same for 4 or 8 bytes (a float or a double; .ca, as PTX allows .cg for 16 bytes only).
+template <int bytes> __device__ inline void cp_async_small(void* dst, const void* src, bool copy) {
+  static_assert(bytes == 4 || bytes == 8, "cp.async copies 4, 8 or 16 bytes");
 #if defined(FPA_CUDA_EMULATION)
-  ::fpa_emu::cp_async(dst, src, 8, copy);
+  ::fpa_emu::cp_async(dst, src, bytes, copy);
 #elif defined(__CUDA_ARCH__)
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(d), "l"(src),
-               "r"(copy ? 8 : 0));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d), "l"(src), "n"(bytes),
+               "r"(copy ? bytes : 0));
 #endif
 }
 // Closes the group of copies issued since the last commit.
@@ -162,12 +163,14 @@ __device__ inline void load_field_async(const FieldTile<A>* fields, int tile, Fi
   for (int c = threadIdx.x; c < int(sizeof(FieldTile<A>) / 16); c += blockDim.x)
     cp_async_16(to + 16 * c, from + 16 * c, true);
 }
-// FoX's prefix sums F of key tile `tile` (F: the head's) into dst[0 .. kTile), asynchronously,
-// zeros past n: issued with the tile's K and V copies, it lands with them.
-__device__ inline void load_prefix_async(const double* F, int64_t n, int tile, double* dst) {
+// A per-position array's values at tile `tile` (src: the head's; FoX's F, the log-sum-exp,
+// delta) into dst[0 .. kTile), asynchronously, zeros past n: issued with the tile's copies, they
+// land with them.
+template <class X>
+__device__ inline void load_values_async(const X* src, int64_t n, int tile, X* dst) {
   const int64_t l0 = int64_t(tile) * kTile;
   for (int c = threadIdx.x; c < kTile; c += blockDim.x)
-    cp_async_8(dst + c, F + (l0 + c < n ? l0 + c : 0), l0 + c < n);
+    cp_async_small<int(sizeof(X))>(dst + c, src + (l0 + c < n ? l0 + c : 0), l0 + c < n);
 }
 // The copy done before returning (a barrier is still needed before another thread reads it).
 template <class T, int D>

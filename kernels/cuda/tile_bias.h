@@ -296,8 +296,11 @@ FPA_HD SoftShares<A> soft_shares(SoftSum<A> key, SoftSum<A> between, SoftSum<A> 
 // two roundings of numbers no larger than the bias itself. On the diagonal tile i0 is not
 // between j and i (with log gates of -20 the two parts reached 1e3 while the bias was near 0,
 // and float32 outputs were off by 5e-5), so there the bias is one double difference.
+template <class A> FPA_HD A fox_row_part_of(double prefix_i, double prefix_i0) {
+  return A(prefix_i - prefix_i0);
+}
 template <class A> FPA_HD A fox_row_part(const double* prefix, int64_t i0, int64_t i) {
-  return A(prefix[i] - prefix[i0]);
+  return fox_row_part_of<A>(prefix[i], prefix[i0]);
 }
 template <class A> FPA_HD A fox_col_part_of(double prefix_i0, double prefix_j) {
   return A(prefix_i0 - prefix_j);

@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   auto fetch = [&](int tj, int b) {  // K, V (and FPA's field, or FoX's F) of key tile tj
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
     if (fpa) load_field_async(fh, tj, &fk_buf[b]);
-    if (fox) load_prefix_async(F, n, tj, fox_f[b]);
+    if (fox) load_values_async(F, n, tj, fox_f[b]);
   };
   const double F_i0 = fox ? F[i0] : 0.0;
   fetch(ti, 0);
@@ -261,9 +261,12 @@ __global__ void __launch_bounds__(kMmaThreads)
   auto sdo_buf = [&](int b) { return sk + (4 + b) * kTile * LD; };
   float* sb = reinterpret_cast<float*>(sk + 6 * kTile * LD);  // kTile x LB: diagonal bias, then e
   float* sg = sb + kTile * LB;                             // kTile x LB: the diagonal's g
-  __shared__ A s_lse[kTile], s_delta[kTile], fox_row[kTile], s_col_all[kTile],
-      s_col_part[kTile], s_gate[kTile], s_level_warp[kMmaWarps];
-  __shared__ FieldTile<A> fq_buf[2], fk;  // the query tiles' fields double-buffered as Q and dO
+  __shared__ A fox_row[kTile], s_col_all[kTile], s_col_part[kTile], s_gate[kTile],
+      s_level_warp[kMmaWarps];
+  // Double-buffered as Q and dO: the query tiles' fields (FPA), log-sum-exps, deltas, F (FoX).
+  __shared__ FieldTile<A> fq_buf[2], fk;
+  __shared__ A lse_buf[2][kTile], delta_buf[2][kTile];
+  __shared__ double fox_f[2][kTile];
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
@@ -280,10 +283,18 @@ __global__ void __launch_bounds__(kMmaThreads)
     for (int e = 0; e < 4; ++e) dka[dt][e] = dva[dt][e] = 0.0f;
   A col_all[2] = {A(0), A(0)}, col_part[2] = {A(0), A(0)}, diag = A(0);  // diag: key tid's
 
-  auto fetch = [&](int ti, int b) {  // Q, dO (and FPA's field) of query tile ti into buffer b
+  auto fetch = [&](int ti, int b) {  // Q, dO, lse, delta (FPA's field, FoX's F) of query tile ti
     load_tiles_async<T, D>(q + bh * n * D, dout + bh * n * D, n, ti, sq_buf(b), sdo_buf(b));
+    load_values_async(lse + bh * n, n, ti, lse_buf[b]);
+    load_values_async(delta + bh * n, n, ti, delta_buf[b]);
     if (fpa) load_field_async(fh, ti, &fq_buf[b]);
+    if (fox) load_values_async(F, n, ti, fox_f[b]);
   };
+  double F_key[2] = {0.0, 0.0};  // FoX: F at this lane's keys
+  if (fox)
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h)
+      if (active[h]) F_key[h] = F[j0 + key_of[h]];
   fetch(tj, 0);
   cp_async_commit();
   for (int ti = tj, it = 0; ti < tiles; ++ti, ++it) {
@@ -293,25 +304,24 @@ __global__ void __launch_bounds__(kMmaThreads)
     const T* sq = sq_buf(it % 2);
     const T* sdo = sdo_buf(it % 2);
     const FieldTile<A>& fq = fq_buf[it % 2];
+    const A* s_lse = lse_buf[it % 2];
+    const A* s_delta = delta_buf[it % 2];
     const t::Between<A> between = fpa ? parts.whole(fk.inv_tau) : t::empty_between<A>();
     A pair_col = A(0);  // this lane's part of what C wins in this pair
     if (ti + 1 < tiles) fetch(ti + 1, (it + 1) % 2);  // the other buffer, free since the last barrier
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies
     __syncthreads();
-    if (tid < kTile) {
-      s_lse[tid] = tid < rows ? lse[bh * n + i0 + tid] : A(0);
-      s_delta[tid] = tid < rows ? delta[bh * n + i0 + tid] : A(0);
-      if (fox && !diagonal && tid < rows) fox_row[tid] = t::fox_row_part<A>(F, i0, i0 + tid);
-    }
-    __syncthreads();
+    const double* f_rows = fox_f[it % 2];  // F[i0 ..]
+    if (fox && !diagonal && tid < rows)
+      fox_row[tid] = t::fox_row_part_of<A>(f_rows[tid], f_rows[0]);
     if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * LB);
     __syncthreads();
     A fox_col[2] = {A(0), A(0)};
     if (fox && !diagonal)
       FPA_UNROLL
       for (int h = 0; h < 2; ++h)
-        if (active[h]) fox_col[h] = t::fox_col_part<A>(F, i0, j0 + key_of[h]);
+        if (active[h]) fox_col[h] = t::fox_col_part_of<A>(f_rows[0], F_key[h]);
 
     // S^T = K Q^T and dP^T = V dO^T: rows are this warp's keys, columns the tile's queries, taken
     // 32 queries at a time (halving the logits' registers, which at D = 128 made it spill).
@@ -463,9 +473,9 @@ struct MmaPasses {
 
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v,
-                 const FieldTile<float>* fields, const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
-                 T* dk, T* dv, float* gate_kv, float* gate_q, t::BetweenSlot<float>* slots,
-                 cudaStream_t s) {
+                 const FieldTile<float>* fields, const double* prefix, const float* lse,
+                 const float* delta, const T* dout, T* dq, T* dk, T* dv, float* gate_kv,
+                 float* gate_q, t::BetweenSlot<float>* slots, cudaStream_t s) {
     const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
     const bool fits = dkdv_smem<T>(p) + kWmmaStaticSmem <= max_smem &&
                       dq_smem<T>(p) + kWmmaStaticSmem <= max_smem;

@@ -127,7 +127,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   auto fetch = [&](int tj, int b) {
     load_tiles_async<T, D>(k + bh * n * D, v + bh * n * D, n, tj, sk_buf(b), sv_buf(b));
     if (fpa) load_field_async(fh, tj, &fk_buf[b]);
-    if (fox) load_prefix_async(F, n, tj, fox_f[b]);
+    if (fox) load_values_async(F, n, tj, fox_f[b]);
   };
   const double F_i0 = fox ? F[i0] : 0.0;
   fetch(ti, 0);
