@@ -9,6 +9,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -109,9 +110,12 @@ inline Result run(const Inputs& in, const AttentionOptions& opts, at::ScalarType
 // max |a - b| / max(max |b|, floor). The floor keeps a gradient that is zero in exact arithmetic
 // (q and k at n = 1, the field of an all-alive FPA head) from turning rounding noise into a
 // huge relative error; compare() sets it to a small fraction of the problem's gradient scale.
+// A NaN or infinite difference is an infinite error: a NaN would otherwise vanish in the
+// std::max of several errors (NaN compares false), and a NaN gradient would pass.
 inline double rel_error(const at::Tensor& a, const at::Tensor& b, double floor) {
   if (b.numel() == 0) return 0.0;
   const double diff = (a - b).abs().max().item<double>();
+  if (!std::isfinite(diff)) return HUGE_VAL;
   const double scale = std::max(b.abs().max().item<double>(), floor);
   return diff / scale;
 }

@@ -114,7 +114,9 @@ inline double tile_tolerance(at::ScalarType dtype) { return dtype == at::kDouble
 
 inline double lse_error(const at::Tensor& got, const at::Tensor& want) {
   if (want.numel() == 0) return 0.0;
-  return (got - want).abs().max().item<double>() / std::max(1.0, want.abs().max().item<double>());
+  const double diff = (got - want).abs().max().item<double>();
+  if (!std::isfinite(diff)) return HUGE_VAL;  // as rel_error: a NaN must not vanish in a max
+  return diff / std::max(1.0, want.abs().max().item<double>());
 }
 
 // A field of plateaus 37 positions long (so they straddle the 64-wide tiles) at levels 0, 1, 2:
