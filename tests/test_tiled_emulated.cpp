@@ -448,9 +448,9 @@ TEST(TiledEmulated, TensorCorePassesFallBackWhenSharedMemoryIsShort) {
                 tiled::detail::WmmaPasses::kStaticSmem,
             size_t(163 * 1024));  // so the fallback did run
   // The register passes at D = 128 fit sm_80: no fallback there.
-  EXPECT_LE(tiled::detail::MmaPasses::dkdv_smem<__nv_bfloat16>(p128) + tiled::detail::kWmmaStaticSmem,
+  EXPECT_LE(tiled::detail::MmaPasses::dkdv_smem<__nv_bfloat16>(p128) + tiled::detail::kMmaStaticSmem,
             size_t(163 * 1024));
-  EXPECT_LE(tiled::detail::MmaPasses::dq_smem<__nv_bfloat16>(p128) + tiled::detail::kWmmaStaticSmem,
+  EXPECT_LE(tiled::detail::MmaPasses::dq_smem<__nv_bfloat16>(p128) + tiled::detail::kMmaStaticSmem,
             size_t(163 * 1024));
   std::printf("worst relative error vs reference (bfloat16): %.3g\n", worst);
 }

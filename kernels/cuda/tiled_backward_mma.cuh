@@ -266,7 +266,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   // Double-buffered as Q and dO: the query tiles' fields (FPA), log-sum-exps, deltas, F (FoX).
   __shared__ FieldTile<A> fq_buf[2], fk;
   __shared__ A lse_buf[2][kTile], delta_buf[2][kTile];
-  __shared__ double fox_f[2][kTile];
+  __shared__ double fox_f[2][kTile], fox_fk[kTile];  // FoX: F of the query tiles, of the keys
 
   const FieldTile<A>* fh = fields ? fields + bh * tiles_of(p) : nullptr;
   const double* F = prefix ? prefix + bh * n : nullptr;
@@ -290,11 +290,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     if (fpa) load_field_async(fh, ti, &fq_buf[b]);
     if (fox) load_values_async(F, n, ti, fox_f[b]);
   };
-  double F_key[2] = {0.0, 0.0};  // FoX: F at this lane's keys
-  if (fox)
-    FPA_UNROLL
-    for (int h = 0; h < 2; ++h)
-      if (active[h]) F_key[h] = F[j0 + key_of[h]];
+  if (fox && tid < cols) fox_fk[tid] = F[j0 + tid];  // read after the loop's first barrier
   fetch(tj, 0);
   cp_async_commit();
   for (int ti = tj, it = 0; ti < tiles; ++ti, ++it) {
@@ -321,7 +317,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     if (fox && !diagonal)
       FPA_UNROLL
       for (int h = 0; h < 2; ++h)
-        if (active[h]) fox_col[h] = t::fox_col_part_of<A>(f_rows[0], F_key[h]);
+        if (active[h]) fox_col[h] = t::fox_col_part_of<A>(f_rows[0], fox_fk[key_of[h]]);
 
     // S^T = K Q^T and dP^T = V dO^T: rows are this warp's keys, columns the tile's queries, taken
     // 32 queries at a time (halving the logits' registers, which at D = 128 made it spill).
@@ -477,8 +473,8 @@ struct MmaPasses {
                  const float* delta, const T* dout, T* dq, T* dk, T* dv, float* gate_kv,
                  float* gate_q, t::BetweenSlot<float>* slots, cudaStream_t s) {
     const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();
-    const bool fits = dkdv_smem<T>(p) + kWmmaStaticSmem <= max_smem &&
-                      dq_smem<T>(p) + kWmmaStaticSmem <= max_smem;
+    const bool fits = dkdv_smem<T>(p) + kMmaStaticSmem <= max_smem &&
+                      dq_smem<T>(p) + kMmaStaticSmem <= max_smem;
     if constexpr (std::is_same<T, __nv_bfloat16>::value || std::is_same<T, __half>::value) {
       if (mma_shape<T>(p) && fits && aligned_16b(q, k, v, dout))
         return p.d == 64 ? run_at<T, 64>(p, q, k, v, fields, prefix, lse, delta, dout, dq, dk, dv,

@@ -34,6 +34,10 @@ namespace fpa::cuda::tiled::detail {
 constexpr int kMmaWarps = kTile / 16;
 constexpr int kMmaThreads = 32 * kMmaWarps;
 constexpr int kKeyTiles8 = kTile / 8;  // m16n8 tiles across a key tile
+// Static shared memory of the register kernels, with a margin: at most 10.4 KB (the dK/dV pass:
+// three field tiles, and per query tile double-buffered log-sum-exps, deltas and FoX's F;
+// results/bench/cuda_kernel_resources.csv).
+constexpr size_t kMmaStaticSmem = 12 * 1024;
 
 // The register kernel's shapes: bf16 / fp16, D = Dv in {64, 128}.
 template <class T> bool mma_shape(const Problem& p) {
@@ -258,7 +262,7 @@ template <class T>
 int launch_forward_mma(const Problem& p, const T* q, const T* k, const T* v, const float* gate,
                        T* out, float* lse, void* workspace, cudaStream_t s) {
   const size_t smem = forward_mma_smem<T>(p);
-  if (!mma_shape<T>(p) || !aligned_16b(q, k, v) || smem + kWmmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
+  if (!mma_shape<T>(p) || !aligned_16b(q, k, v) || smem + kMmaStaticSmem > FPA_MAX_DYNAMIC_SMEM())
     return launch_forward_wmma<T>(p, q, k, v, gate, out, lse, workspace, s);
   GateInput<float> g;
   if (int e = prepare_gate(p, gate, workspace, s, g)) return e;
