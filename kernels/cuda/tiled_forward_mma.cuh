@@ -34,9 +34,9 @@ namespace fpa::cuda::tiled::detail {
 constexpr int kMmaWarps = kTile / 16;
 constexpr int kMmaThreads = 32 * kMmaWarps;
 constexpr int kKeyTiles8 = kTile / 8;  // m16n8 tiles across a key tile
-// Static shared memory of the register kernels, with a margin: at most 10.4 KB (the dK/dV pass:
-// three field tiles, and per query tile double-buffered log-sum-exps, deltas and FoX's F;
-// results/bench/cuda_kernel_resources.csv).
+// Static shared memory of the register kernels, with a margin (the largest is the dK/dV pass's:
+// three field tiles, and per query tile double-buffered log-sum-exps, deltas and FoX's F; ptxas's
+// figure per kernel: smem_static_bytes in results/bench/cuda_kernel_resources.csv).
 constexpr size_t kMmaStaticSmem = 12 * 1024;
 
 // The register kernel's shapes: bf16 / fp16, D = Dv in {64, 128}.

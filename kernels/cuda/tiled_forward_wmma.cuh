@@ -69,8 +69,8 @@ template <class T> size_t forward_wmma_smem(const Problem& p) {
   return sizeof(T) * kTile * (2 * Mma<T>::ld(p.d) + Mma<T>::ld(p.dv) + p_tile) +
          sizeof(float) * kTile * (ld32(kTile) + ld32(p.dv));
 }
-// Static shared memory of the WMMA kernels (field tiles, per-row arrays), with a margin: at most
-// 6.0 KB (results/bench/cuda_kernel_resources.csv).
+// Static shared memory of the WMMA kernels (field tiles, per-row arrays), with a margin (ptxas's
+// figure per kernel: smem_static_bytes in results/bench/cuda_kernel_resources.csv).
 constexpr size_t kWmmaStaticSmem = 8 * 1024;
 
 // Rows [l0, l0 + len) of a (N, width) head into a tile of `rows` rows with leading dimension ld,
