@@ -60,6 +60,23 @@ template <class A, t::BetweenSide kSide> struct BetweenParts {
                 ? t::split_add_earlier(split, tile_min, tile_soft, a, b, inv_tau)
                 : t::split_add_later(split, tile_min, tile_soft, a, b, inv_tau);
   }
+  // After an off-diagonal tile pair (query tile ti of `rows` rows, key tile tj): x = this
+  // thread's sum of what C won in it; then the tile this pass has just passed joins C for its next
+  // pair (dQ pass: key tile tj, C = tj .. ti - 1 for key tile tj - 1; dK/dV pass: query tile ti,
+  // C = tj + 1 .. ti for query tile ti + 1).
+  template <class BlockSum>
+  __device__ void end_pair(A x, bool soft, const FieldTile<A>& fq, const FieldTile<A>& fk, int ti,
+                           int tj, int rows, int tiles, BlockSum block_sum) {
+    if (kSide == t::BetweenSide::Later) {
+      add_pair(x, soft, fq.inv_tau);
+      if (tj > 0) add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
+    } else {
+      add_pair(x, soft, fk.inv_tau);
+      if (ti + 1 < tiles)
+        add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
+                 block_sum);
+    }
+  }
   template <class BlockSum> __device__ void end(BlockSum block_sum) {
     if (split.level != t::kNoLevel) flush(block_sum);
   }
@@ -88,34 +105,67 @@ template <class A> struct ThreadOrderSum {
   }
 };
 
-// The dQ pass's end for FPA, shared by its three kernels: once query tile I's row parts are in
-// s_row_part and s_gate is zeroed (after a barrier), the P_I parts go to the rows' argmins
-// (exact: into s_gate; straight-through: thread tid's row share, returned). A barrier must
-// follow before s_gate is read.
+// The dQ pass's end for FPA, shared by its three kernels. Every thread calls it (it
+// synchronises) once query tile I's row parts of C are in s_row_part and s_gate is zeroed: the
+// P_I parts go to the rows' argmins (exact: into s_gate; straight-through: each row's share
+// added to its own), and row i gets gate_q[i] (gate_q: the head's).
 template <class A>
-__device__ A query_tile_gate_parts(const Problem& p, const FieldTile<A>& fq, int64_t i0, int rows,
-                                   int tid, const A* s_row_part, A* s_gate) {
+__device__ void write_query_tile_gate(const Problem& p, const FieldTile<A>& fq, int64_t i0,
+                                      int rows, int tid, const A* s_row_part, A* s_gate,
+                                      A* gate_q) {
+  __syncthreads();
+  A spread = A(0);
   if (p.mode == Mode::FpaExact) {
     if (tid == 0) t::exact_query_tile_scatter(fq.prefix, s_row_part, int(i0), rows, s_gate);
-    return A(0);
+  } else if (tid < rows) {
+    spread =
+        t::soft_query_tile_spread_at(tid, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
   }
-  if (tid >= rows) return A(0);
-  return t::soft_query_tile_spread_at(tid, fq.phi, fq.prefix_soft, s_row_part, rows, fq.inv_tau);
+  __syncthreads();
+  if (tid < rows) gate_q[i0 + tid] = s_gate[tid] + spread;
 }
 
-// The bias of entry (r, c) of an off-diagonal tile pair, or of the diagonal (FPA's diagonal rows
-// are precomputed into diag_bias by fpa_diagonal_row_bias).
+// The dK/dV pass's end, shared by its three kernels (FoX and FPA). Every thread calls it (it
+// synchronises) once key tile J's gate parts (the diagonal's part minus the column sums) are in
+// s_gate and, for FPA, its column parts of C in s_col_part: the P_J parts go to the keys' argmins
+// (exact: into s_gate; straight-through: each key's share added to its own), and key j gets
+// gate_kv[j] (gate_kv: the head's).
 template <class A>
-__device__ A bias_at(const Problem& p, bool diagonal, const double* F, int64_t i0, int64_t j0,
-                     int r, int c, const FieldTile<A>& fq, const FieldTile<A>& fk,
-                     const t::Between<A>& between, A diag_bias) {
-  if (p.mode == Mode::Fox)
-    return diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c)
-                    : t::fox_row_part<A>(F, i0, i0 + r) + t::fox_col_part<A>(F, i0, j0 + c);
-  if (!is_fpa(p.mode)) return A(0);
-  return diagonal ? diag_bias
-                  : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                             fq.prefix[r].value, fk.phi[c]);
+__device__ void write_key_tile_gate(const Problem& p, const FieldTile<A>& fk, int64_t j0, int cols,
+                                    int tid, const A* s_col_part, A* s_gate, A* gate_kv) {
+  __syncthreads();
+  A spread = A(0);
+  if (p.mode == Mode::FpaExact) {
+    if (tid == 0) t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
+  } else if (p.mode == Mode::FpaStraightThrough && tid < cols) {
+    spread = t::soft_key_tile_spread_at(tid, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
+  }
+  __syncthreads();
+  if (tid < cols) gate_kv[j0 + tid] = s_gate[tid] + spread;
+}
+
+// FPA's diagonal tile pair in a dK/dV pass: each query row's gate gradient by tile_gate_grad.h's
+// scan along the row (one row per thread; g's row r at g + r * ldg, the scan's output, zeroed
+// first, at e + r * lde), then key tid's sum over the rows. Every thread calls it (it
+// synchronises); g must be complete (a barrier before).
+template <class A>
+__device__ A diagonal_key_sum(const FieldTile<A>& fk, bool soft, int tid, int rows, int cols,
+                              const A* g, int ldg, A* e, int lde) {
+  if (tid < rows) {
+    A* er = e + tid * lde;
+    for (int l = 0; l < cols; ++l) er[l] = A(0);
+    if (soft) {
+      t::SoftSum<A> z[kTile];
+      t::soft_diagonal_row(fk.phi, tid, g + tid * ldg, fk.inv_tau, z, er);
+    } else {
+      t::exact_diagonal_row(fk.phi, tid, g + tid * ldg, er);
+    }
+  }
+  __syncthreads();
+  A sum = A(0);
+  if (tid < cols)
+    for (int r = 0; r < rows; ++r) sum += e[r * lde + tid];
+  return sum;
 }
 
 template <class T>
@@ -200,26 +250,9 @@ __global__ void __launch_bounds__(kTile)
     }
     if (fpa && diagonal) {  // one row per thread into its own buffer, then column sums
       __syncthreads();
-      if (c < rows) {
-        A* er = se + c * padded(kTile);
-        for (int l = 0; l < cols; ++l) er[l] = A(0);
-        if (soft) {
-          t::SoftSum<A> z[kTile];
-          t::soft_diagonal_row(fk.phi, c, sg + c * padded(kTile), fk.inv_tau, z, er);
-        } else {
-          t::exact_diagonal_row(fk.phi, c, sg + c * padded(kTile), er);
-        }
-      }
-      __syncthreads();
-      if (active)
-        for (int r = 0; r < rows; ++r) diag += se[r * padded(kTile) + c];
+      diag += diagonal_key_sum(fk, soft, c, rows, cols, sg, padded(kTile), se, padded(kTile));
     }
-    if (fpa && !diagonal) {
-      parts.add_pair(pair_col, soft, fk.inv_tau);
-      if (ti + 1 < tiles)  // tile ti joins C for query tile ti + 1
-        parts.add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
-                       block_sum);
-    }
+    if (fpa && !diagonal) parts.end_pair(pair_col, soft, fq, fk, ti, tj, rows, tiles, block_sum);
   }
   if (fpa) parts.end(block_sum);
   if (active) {
@@ -230,14 +263,7 @@ __global__ void __launch_bounds__(kTile)
     s_col_part[c] = col_part;
   }
   if (p.mode == Mode::Softmax) return;
-  __syncthreads();
-  if (p.mode == Mode::FpaExact && c == 0)
-    t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
-  A spread = A(0);
-  if (soft && active)
-    spread = t::soft_key_tile_spread_at(c, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
-  __syncthreads();
-  if (active) gate_kv[bh * n + j0 + c] = s_gate[c] + spread;
+  write_key_tile_gate(p, fk, j0, cols, c, s_col_part, s_gate, gate_kv + bh * n);
 }
 
 template <class T>
@@ -309,11 +335,7 @@ __global__ void __launch_bounds__(kTile)
                        pair_row);
       }
     }
-    if (fpa && !diagonal) {
-      parts.add_pair(pair_row, soft, fq.inv_tau);
-      if (tj > 0)  // tile tj joins C for key tile tj - 1
-        parts.add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
-    }
+    if (fpa && !diagonal) parts.end_pair(pair_row, soft, fq, fk, ti, tj, rows, tiles, block_sum);
   }
   if (fpa) parts.end(block_sum);
   if (active)
@@ -326,10 +348,7 @@ __global__ void __launch_bounds__(kTile)
   }
   s_row_part[r] = row_part;
   s_gate[r] = A(0);
-  __syncthreads();
-  const A spread = query_tile_gate_parts(p, fq, i0, rows, r, s_row_part, s_gate);
-  __syncthreads();
-  if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
+  write_query_tile_gate(p, fq, i0, rows, r, s_row_part, s_gate, gate_q + bh * n);
 }
 
 // FPA: position l of tile K gets gate_kv + gate_q + what the slots covering tile K owe it (to

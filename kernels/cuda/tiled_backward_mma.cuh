@@ -23,7 +23,7 @@
 #pragma once
 
 #include "kernels/cuda/mma_fragments.cuh"
-#include "kernels/cuda/tiled_backward_wmma.cuh"  // the fallback passes, bias_at
+#include "kernels/cuda/tiled_backward_wmma.cuh"  // the fallback passes
 #include "kernels/cuda/tiled_forward_mma.cuh"    // mma_shape, kMmaThreads
 
 namespace fpa::cuda::tiled::detail {
@@ -176,11 +176,7 @@ __global__ void __launch_bounds__(kMmaThreads)
         }
         s[nt][e] = g;
       }
-    if (fpa && !diagonal) {
-      parts.add_pair(pair_row, soft, fq.inv_tau);
-      if (tj > 0)  // tile tj joins C for key tile tj - 1
-        parts.add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
-    }
+    if (fpa && !diagonal) parts.end_pair(pair_row, soft, fq, fk, ti, tj, rows, tiles, block_sum);
 
     FPA_UNROLL
     for (int kk = 0; kk < kTile / 16; ++kk) {  // dQ += dS K
@@ -227,10 +223,7 @@ __global__ void __launch_bounds__(kMmaThreads)
       s_row_part[row_of[h]] = part_sum[h];
       s_gate[row_of[h]] = A(0);
     }
-  __syncthreads();
-  const A spread = query_tile_gate_parts(p, fq, i0, rows, tid, s_row_part, s_gate);
-  __syncthreads();
-  if (tid < rows) gate_q[bh * n + i0 + tid] = s_gate[tid] + spread;
+  write_query_tile_gate(p, fq, i0, rows, tid, s_row_part, s_gate, gate_q + bh * n);
 }
 
 template <class T, int D>
@@ -304,7 +297,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     const A* s_delta = delta_buf[it % 2];
     const t::Between<A> between = fpa ? parts.whole(fk.inv_tau) : t::empty_between<A>();
     A pair_col = A(0);  // this lane's part of what C wins in this pair
-    if (ti + 1 < tiles) fetch(ti + 1, (it + 1) % 2);  // the other buffer, free since the last barrier
+    if (ti + 1 < tiles) fetch(ti + 1, (it + 1) % 2);  // the other buffer, free since the barrier
     cp_async_commit();
     cp_async_wait<1>();  // this tile's copies
     __syncthreads();
@@ -372,28 +365,11 @@ __global__ void __launch_bounds__(kMmaThreads)
         }
       }
     }
-    if (fpa && diagonal) {  // one query row per thread (tile_gate_grad.h), then key sums
+    if (fpa && diagonal) {  // one query row per thread, then key sums; the bias's rows become e
       __syncthreads();
-      if (tid < rows) {
-        float* er = sb + tid * LB;  // the bias is read: its row becomes e
-        for (int l = 0; l < cols; ++l) er[l] = 0.0f;
-        if (soft) {
-          t::SoftSum<A> z[kTile];
-          t::soft_diagonal_row(fk.phi, tid, sg + tid * LB, fk.inv_tau, z, er);
-        } else {
-          t::exact_diagonal_row(fk.phi, tid, sg + tid * LB, er);
-        }
-      }
-      __syncthreads();
-      if (tid < cols)
-        for (int r = 0; r < rows; ++r) diag += sb[r * LB + tid];
+      diag += diagonal_key_sum(fk, soft, tid, rows, cols, sg, LB, sb, LB);
     }
-    if (fpa && !diagonal) {
-      parts.add_pair(pair_col, soft, fk.inv_tau);
-      if (ti + 1 < tiles)  // tile ti joins C for query tile ti + 1
-        parts.add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
-                       block_sum);
-    }
+    if (fpa && !diagonal) parts.end_pair(pair_col, soft, fq, fk, ti, tj, rows, tiles, block_sum);
     __syncthreads();  // this tile's readers are done: its buffer is free
   }
   if (fpa) parts.end(block_sum);
@@ -426,19 +402,12 @@ __global__ void __launch_bounds__(kMmaThreads)
     }
   __syncthreads();
   if (tid < cols) s_gate[tid] = diag - s_col_all[tid];
-  __syncthreads();
-  if (p.mode == Mode::FpaExact && tid == 0)
-    t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
-  A spread = A(0);
-  if (soft && tid < cols)
-    spread = t::soft_key_tile_spread_at(tid, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
-  __syncthreads();
-  if (tid < cols) gate_kv[bh * n + j0 + tid] = s_gate[tid] + spread;
+  write_key_tile_gate(p, fk, j0, cols, tid, s_col_part, s_gate, gate_kv + bh * n);
 }
 
 // launch_backward<T, MmaPasses>: the register passes for bf16 / fp16 at D = Dv in {64, 128}
-// (mma_shape) with 16-byte aligned inputs; otherwise, or where the device cannot give a pass's shared memory, the WMMA
-// passes (which fall back to the scalar ones in turn).
+// (mma_shape) with 16-byte aligned inputs; otherwise, or where the device cannot give a pass's
+// shared memory, the WMMA passes (which fall back to the scalar ones in turn).
 struct MmaPasses {
   // Six kTile x D tiles each (two of them double-buffered) and the diagonal's fp32 tiles.
   template <class T> static size_t dkdv_smem(const Problem& p) {

@@ -178,29 +178,11 @@ __global__ void __launch_bounds__(kWmmaThreads)
       }
     }
     __syncthreads();
-    if (fpa && diagonal) {  // one row per thread into its own buffer (sdp), then column sums
-      if (tid < rows) {
-        float* er = sdp + tid * ld32(kTile);
-        for (int l = 0; l < cols; ++l) er[l] = 0.0f;
-        if (soft) {
-          t::SoftSum<A> z[kTile];
-          t::soft_diagonal_row(fk.phi, tid, ss + tid * ld32(kTile), fk.inv_tau, z, er);
-        } else {
-          t::exact_diagonal_row(fk.phi, tid, ss + tid * ld32(kTile), er);
-        }
-      }
-      __syncthreads();
-      if (active)
-        for (int r = 0; r < rows; ++r) diag += sdp[r * ld32(kTile) + c];
-    }
+    if (fpa && diagonal)  // one row per thread into its own buffer (sdp), then column sums
+      diag += diagonal_key_sum(fk, soft, tid, rows, cols, ss, ld32(kTile), sdp, ld32(kTile));
     wmma_accumulate<T, true>(sp, sdo, dvd, warp, sdv);  // dV += P^T dO
     wmma_accumulate<T, true>(sds, sq, d, warp, sdk);    // dK += dS^T Q
-    if (fpa && !diagonal) {
-      parts.add_pair(pair_col, soft, fk.inv_tau);
-      if (ti + 1 < tiles)  // tile ti joins C for query tile ti + 1
-        parts.add_tile(fq.prefix[rows - 1], fq.prefix_soft[rows - 1], tj + 1, ti, fk.inv_tau,
-                       block_sum);
-    }
+    if (fpa && !diagonal) parts.end_pair(pair_col, soft, fq, fk, ti, tj, rows, tiles, block_sum);
   }
   if (fpa) parts.end(block_sum);
   __syncthreads();
@@ -213,14 +195,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
     s_col_part[c] = col_part;
   }
   if (p.mode == Mode::Softmax) return;
-  __syncthreads();
-  if (p.mode == Mode::FpaExact && tid == 0)
-    t::exact_key_tile_scatter(fk.suffix, s_col_part, int(j0), cols, s_gate);
-  A spread = A(0);
-  if (soft && active)
-    spread = t::soft_key_tile_spread_at(c, fk.phi, fk.suffix_soft, s_col_part, fk.inv_tau);
-  __syncthreads();
-  if (active) gate_kv[bh * n + j0 + c] = s_gate[c] + spread;
+  write_key_tile_gate(p, fk, j0, cols, tid, s_col_part, s_gate, gate_kv + bh * n);
 }
 
 template <class T>
@@ -299,11 +274,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
                        pair_row);
       }
     }
-    if (fpa && !diagonal) {
-      parts.add_pair(pair_row, soft, fq.inv_tau);
-      if (tj > 0)  // tile tj joins C for key tile tj - 1
-        parts.add_tile(fk.suffix[0], fk.suffix_soft[0], tj, ti - 1, fq.inv_tau, block_sum);
-    }
+    if (fpa && !diagonal) parts.end_pair(pair_row, soft, fq, fk, ti, tj, rows, tiles, block_sum);
     __syncthreads();
     wmma_accumulate<T, false>(sds, sk, d, warp, sdq);  // dQ += dS K
   }
@@ -321,15 +292,13 @@ __global__ void __launch_bounds__(kWmmaThreads)
     s_row_part[r] = row_part;
     s_gate[r] = A(0);
   }
-  __syncthreads();
-  const A spread = query_tile_gate_parts(p, fq, i0, rows, tid, s_row_part, s_gate);
-  __syncthreads();
-  if (active) gate_q[bh * n + i0 + r] = s_gate[r] + spread;
+  write_query_tile_gate(p, fq, i0, rows, tid, s_row_part, s_gate, gate_q + bh * n);
 }
 
 // launch_backward<T, WmmaPasses> runs these in place of the scalar passes (bf16 / fp16 inputs,
-// and fp32 inputs on TF32; D and Dv multiples of 16). A pass whose shared memory the device cannot give (dK/dV at
-// D = 128 on sm_80) runs on the scalar kernel instead: the passes are independent.
+// and fp32 inputs on TF32; D and Dv multiples of 16). A pass whose shared memory the device
+// cannot give (dK/dV at D = 128 on sm_80) runs on the scalar kernel instead: the passes are
+// independent.
 struct WmmaPasses {
   template <class T> static size_t dkdv_smem(const Problem& p) {
     using M = Mma<T>;
@@ -350,9 +319,9 @@ struct WmmaPasses {
 
   template <class T>
   static int run(const Problem& p, const T* q, const T* k, const T* v,
-                 const FieldTile<float>* fields, const double* prefix, const float* lse, const float* delta, const T* dout, T* dq,
-                 T* dk, T* dv, float* gate_kv, float* gate_q, t::BetweenSlot<float>* slots,
-                 cudaStream_t s) {
+                 const FieldTile<float>* fields, const double* prefix, const float* lse,
+                 const float* delta, const T* dout, T* dq, T* dk, T* dv, float* gate_kv,
+                 float* gate_q, t::BetweenSlot<float>* slots, cudaStream_t s) {
     const unsigned tiles = unsigned(tiles_of(p));
     const dim3 grid(tiles, unsigned(p.batch * p.heads));
     const size_t max_smem = FPA_MAX_DYNAMIC_SMEM();

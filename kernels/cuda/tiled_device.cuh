@@ -122,8 +122,10 @@ __device__ void scan_field(const Problem& p, const A* gate, int tile, FieldTile<
       f.prefix[x - kTile] = t::query_prefix_min_in_chunk(f.phi, int(l0), x - kTile);
   };
   auto step2 = [&](int x) {
-    if (x < kTile) return x < len ? t::key_suffix_min_across_chunks(f.suffix, len, x) : t::empty_min<A>();
-    return x - kTile < len ? t::query_prefix_min_across_chunks(f.prefix, x - kTile) : t::empty_min<A>();
+    if (x < kTile)
+      return x < len ? t::key_suffix_min_across_chunks(f.suffix, len, x) : t::empty_min<A>();
+    return x - kTile < len ? t::query_prefix_min_across_chunks(f.prefix, x - kTile)
+                           : t::empty_min<A>();
   };
   auto store = [&](int x, t::MinAt<A> m) {
     if (x < kTile && x < len) f.suffix[x] = m;
@@ -175,6 +177,22 @@ template <class A> __device__ A dot(const A* a, const A* b, int64_t len) {
   A s = A(0);
   for (int64_t e = 0; e < len; ++e) s += a[e] * b[e];
   return s;
+}
+
+// The bias of entry (r, c) of tile pair (i0, j0) (tile_bias.h), for the scalar and WMMA kernels:
+// off the diagonal from the field tiles and C, on it FoX's from F and FPA's diag_bias (its
+// diagonal rows are precomputed by fpa_diagonal_row_bias); 0 for softmax.
+template <class A>
+__device__ A bias_at(const Problem& p, bool diagonal, const double* F, int64_t i0, int64_t j0,
+                     int r, int c, const FieldTile<A>& fq, const FieldTile<A>& fk,
+                     const t::Between<A>& between, A diag_bias) {
+  if (p.mode == Mode::Fox)
+    return diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c)
+                    : t::fox_row_part<A>(F, i0, i0 + r) + t::fox_col_part<A>(F, i0, j0 + c);
+  if (!is_fpa(p.mode)) return A(0);
+  return diagonal ? diag_bias
+                  : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
+                                             fq.prefix[r].value, fk.phi[c]);
 }
 
 // FoX's scans (tile_head_scan.h): a block of t::kHeadScanThreads threads per head, thread c on

@@ -55,14 +55,8 @@ __global__ void __launch_bounds__(kTile)
       if (fpa && diagonal) t::fpa_diagonal_row_bias(fk.phi, r, cols, sr);
       for (int c = 0; c < cols; ++c) {
         if (diagonal && c > r) { sr[c] = -inf; continue; }
-        A b = A(0);
-        if (p.mode == Mode::Fox)
-          b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c)
-                       : t::fox_row_part<A>(F, i0, i0 + r) + t::fox_col_part<A>(F, i0, j0 + c);
-        else if (fpa)
-          b = diagonal ? sr[c]
-                       : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                                  fq.prefix[r].value, fk.phi[c]);
+        const A b = bias_at(p, diagonal, F, i0, j0, r, c, fq, fk, between,
+                            fpa && diagonal ? sr[c] : A(0));
         sr[c] = A(p.scale) * dot(sq + r * padded(d), sk + c * padded(d), d) + b;
       }
       A tile_max = -inf;

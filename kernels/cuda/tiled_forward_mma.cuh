@@ -150,7 +150,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
-    if (fpa && diagonal && tid < rows) t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
+    if (fpa && diagonal && tid < rows)
+      t::fpa_diagonal_row_bias(fk.phi, tid, cols, sb + tid * ld32(kTile));
     if (fox && !diagonal && tid < cols)
       fox_col[tid] = t::fox_col_part_of<A>(F_i0, fox_f[it % 2][tid]);
     __syncthreads();
@@ -184,8 +185,9 @@ __global__ void __launch_bounds__(kMmaThreads)
         } else if (c >= cols || (diagonal && c > r)) {
           x = -inf;
         } else {
-          const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
-                                    fox ? fox_col[c] : A(0), sb, ld32(kTile), r, c, fq, fk, between);
+          const A b =
+              register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
+                            fox ? fox_col[c] : A(0), sb, ld32(kTile), r, c, fq, fk, between);
           x = scale * s[nt][e] + b;
         }
         s[nt][e] = x;

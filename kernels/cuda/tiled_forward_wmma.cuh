@@ -153,15 +153,8 @@ __global__ void __launch_bounds__(kWmmaThreads)
         if (fpa && diagonal) t::fpa_diagonal_row_bias(fk.phi, r, cols, diag_bias);
         for (int c = 0; c < cols; ++c) {
           if (diagonal && c > r) { sr[c] = -inf; continue; }
-          A b = A(0);
-          if (p.mode == Mode::Fox)
-            b = diagonal ? t::fox_diagonal_bias<A>(F, i0 + r, j0 + c)
-                         : t::fox_row_part<A>(F, i0, i0 + r) + t::fox_col_part<A>(F, i0, j0 + c);
-          else if (fpa)
-            b = diagonal ? diag_bias[c]
-                         : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                                    fq.prefix[r].value, fk.phi[c]);
-          sr[c] = A(p.scale) * sr[c] + b;
+          sr[c] = A(p.scale) * sr[c] + bias_at(p, diagonal, F, i0, j0, r, c, fq, fk, between,
+                                               fpa && diagonal ? diag_bias[c] : A(0));
         }
         A tile_max = -inf;
         for (int c = 0; c < cols; ++c) tile_max = t::t_max(tile_max, sr[c]);
