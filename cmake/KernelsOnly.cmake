@@ -31,8 +31,26 @@ else()
   find_package(GTest REQUIRED)
 endif()
 
+# RapidCheck, for test_tile_algorithm's properties: an installed package, else Debian's headers
+# and static library copied into FPA_RAPIDCHECK_DIR (include/, lib/librapidcheck.a:
+# scripts/prepare-device-check.sh; built with the C++11 ABI). Without either, the kernel tests
+# that need it are not built (tests/kernels_device.cmake); CI runs them in the full build.
+set(FPA_RAPIDCHECK_DIR "" CACHE PATH "RapidCheck's include/ and lib/librapidcheck.a, used when no rapidcheck package is found")
+find_package(rapidcheck QUIET)
+if(NOT TARGET rapidcheck AND EXISTS "${FPA_RAPIDCHECK_DIR}/lib/librapidcheck.a")
+  add_library(rapidcheck STATIC IMPORTED)
+  set_target_properties(rapidcheck PROPERTIES
+    IMPORTED_LOCATION "${FPA_RAPIDCHECK_DIR}/lib/librapidcheck.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${FPA_RAPIDCHECK_DIR}/include")
+endif()
+if(TARGET rapidcheck)
+  set(fpa_rapidcheck "found")
+else()
+  set(fpa_rapidcheck "absent: test_tile_algorithm not built")
+endif()
+
 include(cmake/Cuda.cmake)
-message(STATUS "FPA: kernels-only build (fmt ${fmt_FOUND}, GoogleTest from ${FPA_GTEST_SOURCE})")
+message(STATUS "FPA: kernels-only build (fmt ${fmt_FOUND}, GoogleTest from ${FPA_GTEST_SOURCE}, RapidCheck ${fpa_rapidcheck})")
 
 add_subdirectory(kernels)
 

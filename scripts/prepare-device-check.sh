@@ -4,6 +4,8 @@
 # (scripts/install-deps.sh), so a GPU machine without apt or a network needs nothing else:
 #   googletest/           GoogleTest's source (Debian's googletest, /usr/src/googletest), built there
 #   fmt-include/          fmt's headers (libfmt-dev), used header-only
+#   rapidcheck/           RapidCheck's headers and static library (librapidcheck-dev; built with
+#                         the C++11 ABI) for test_tile_algorithm's properties
 # and, for lm/device-check.sh (lm-train and lm-eval, cmake -DFPA_DEVICE_LM=ON, cmake/DeviceLm.cmake):
 #   boost-include/        only the Boost headers that the suite's program_options users and
 #                         program_options' own sources include (from the compiler's dependency
@@ -30,15 +32,20 @@ need /usr/include/fmt/format.h libfmt-dev
 need /usr/include/boost/program_options.hpp libboost-program-options-dev
 need /usr/include/nlohmann/json.hpp nlohmann-json3-dev
 need /usr/include/libfccp/csv.h libfccp-dev
+need /usr/include/rapidcheck.h librapidcheck-dev
+rc_lib=/usr/lib/x86_64-linux-gnu/librapidcheck.a
+need "$rc_lib" librapidcheck-dev
 lib=$(g++ -print-file-name=libboost_program_options.a)
 [[ $lib == /* && -f $lib ]] || lib=/usr/lib/x86_64-linux-gnu/libboost_program_options.a
 
 rm -rf "$TP"/googletest "$TP"/fmt-include "$TP"/boost-include \
-  "$TP"/boost-program-options "$TP"/nlohmann-include "$TP"/fccp-include
+  "$TP"/boost-program-options "$TP"/nlohmann-include "$TP"/fccp-include "$TP"/rapidcheck
 mkdir -p "$TP"/fmt-include "$TP"/boost-include "$TP"/boost-program-options \
-  "$TP"/nlohmann-include "$TP"/fccp-include
+  "$TP"/nlohmann-include "$TP"/fccp-include "$TP"/rapidcheck/include "$TP"/rapidcheck/lib
 cp -r /usr/src/googletest "$TP"/googletest
 cp -r /usr/include/fmt "$TP"/fmt-include/fmt
+cp -r /usr/include/rapidcheck /usr/include/rapidcheck.h "$TP"/rapidcheck/include/
+cp "$rc_lib" "$TP"/rapidcheck/lib/
 cp -r /usr/include/nlohmann "$TP"/nlohmann-include/nlohmann
 cp -r /usr/include/libfccp "$TP"/fccp-include/libfccp
 
@@ -88,6 +95,6 @@ printf '%s\n' "Boost $boost_version headers reached by the suite's program_optio
 [[ -f /usr/share/doc/libboost1.74-dev/copyright ]] && cp /usr/share/doc/libboost1.74-dev/copyright "$TP"/boost-include/ || true
 
 echo "prepare-device-check: $TP $(du -sh "$TP" | cut -f1): googletest $(du -sh "$TP"/googletest | cut -f1)," \
-  "fmt $(du -sh "$TP"/fmt-include | cut -f1), boost headers $(wc -l <"$probe/list") files" \
+  "fmt $(du -sh "$TP"/fmt-include | cut -f1), rapidcheck $(du -sh "$TP"/rapidcheck | cut -f1), boost headers $(wc -l <"$probe/list") files" \
   "$(du -sh "$TP"/boost-include | cut -f1), program_options $( [[ -d $po_src ]] && echo "sources (boost-$boost_version.0) and " )static library" \
   "$(du -sh "$TP"/boost-program-options | cut -f1), nlohmann_json $(du -sh "$TP"/nlohmann-include | cut -f1), fccp $(du -sh "$TP"/fccp-include | cut -f1)"

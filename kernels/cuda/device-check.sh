@@ -20,10 +20,13 @@
 #    BENCH=0 skips it; BENCH_ONLY=1 builds only torch.ops.fpa and runs only the benchmark (a
 #    second call on a warm machine); BENCH_ARGS adds options (e.g. "--max-seconds 200 --shapes
 #    2x16x4096x64"); CODE_VERSION is recorded when the copy has no .git.
-# Output: $OUT (the device tool's folder; default build-gpu/device-check/): each test's log and
-# GoogleTest XML, the GPU's and the toolchain's description (device.txt), the benchmark's CSVs
-# and log. Exit status: non-zero when a build or a test failed, or a cell of this project's
-# kernels failed with an error in the benchmark (the baselines' errors are recorded in the CSV).
+# Output: $OUT (the device tool's folder, which returns at most 8 files; default
+# build-gpu/device-check/): everything printed (device-check.log), the benchmark's CSVs and
+# sidecars, and logs.tar.gz, packed after each step: each test's log and GoogleTest XML, the GPU's
+# and the toolchain's description (device.txt), configure, build and benchmark logs. A build
+# failure of one target does not stop the others (ninja -k 0): what was built still runs. Exit
+# status: non-zero when a build or a test failed, or a cell of this project's kernels failed with
+# an error in the benchmark (the baselines' errors are recorded in the CSV).
 # FULL=1 also builds the whole suite and runs attention-bench --device cuda (reference and cuda,
 # float32, into $OUT/attention_bench_cuda.csv; needs the suite's packages,
 # scripts/install-deps.sh).
@@ -31,7 +34,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build-gpu}
 OUT_DIR=${OUT:-$BUILD/device-check}
+# The device tool returns at most 8 files from $OUT: the results stay there, every log goes to
+# $LOGS and is packed into $OUT/logs.tar.gz after each step and at exit.
+LOGS=$BUILD/device-check-logs
 mkdir -p "$OUT_DIR"
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+exec > >(tee "$OUT_DIR/device-check.log") 2>&1
+pack_logs() { tar -czf "$OUT_DIR/logs.tar.gz" -C "$LOGS" . 2>/dev/null || true; }
+trap 'pack_logs; sleep 1' EXIT  # (the sleep lets tee write the last lines)
 status=0
 
 {
@@ -39,7 +49,7 @@ status=0
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
   nvcc --version | tail -n 2
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpu", torch.cuda.is_available())'
-} 2>&1 | tee "$OUT_DIR/device.txt"
+} 2>&1 | tee "$LOGS/device.txt"
 TORCH_PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)') || {
   echo "error: python3 cannot import torch (install PyTorch with CUDA first)" >&2; exit 1; }
 # PyTorch's wheels decide the C++ ABI; build everything with the same one.
@@ -50,31 +60,47 @@ ARCH=${ARCH:-90}
 extra=()
 [[ -f third_party/googletest/CMakeLists.txt ]] && extra+=(-DFPA_GTEST_SOURCE="$PWD/third_party/googletest")
 [[ -f third_party/fmt-include/fmt/format.h ]] && extra+=(-DFPA_FMT_INCLUDE="$PWD/third_party/fmt-include")
+# Debian's RapidCheck library has the C++11 ABI: with a PyTorch of the old ABI, test_tile_algorithm
+# is left out (CI runs it).
+if [[ -f third_party/rapidcheck/lib/librapidcheck.a ]]; then
+  if [[ $ABI == 1 ]]; then extra+=(-DFPA_RAPIDCHECK_DIR="$PWD/third_party/rapidcheck")
+  else echo "note: PyTorch has the old C++ ABI; third_party/rapidcheck unused, test_tile_algorithm not built"; fi
+fi
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 
 cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DFPA_KERNELS_ONLY=ON \
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
-  -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" "${extra[@]}" >"$OUT_DIR/configure.log" 2>&1 ||
-  { tail -n 30 "$OUT_DIR/configure.log"; echo "error: configure failed ($OUT_DIR/configure.log)" >&2; exit 1; }
-grep -E "FPA:" "$OUT_DIR/configure.log"
-targets=(test_tile_algorithm test_cuda_dispatch test_fused_cuda fpa_torch_ops)
-for t in test_tiled_cuda test_tiled_emulated; do
+  -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" "${extra[@]}" >"$LOGS/configure.log" 2>&1 ||
+  { tail -n 30 "$LOGS/configure.log"; echo "error: configure failed (configure.log in $OUT_DIR/logs.tar.gz)" >&2; exit 1; }
+grep -E "FPA:" "$LOGS/configure.log"
+targets=(test_cuda_dispatch test_fused_cuda fpa_torch_ops)
+for t in test_tile_algorithm test_tiled_cuda test_tiled_emulated; do  # where the build has them
   cmake --build "$BUILD" --target help | grep -Eq "^(\.\.\. )?$t(:|$)" && targets+=("$t")
 done
 [[ ${BENCH_ONLY:-0} == 1 ]] && targets=(fpa_torch_ops)
-cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" >"$OUT_DIR/build.log" 2>&1 ||
-  { tail -n 40 "$OUT_DIR/build.log"; echo "error: build failed ($OUT_DIR/build.log)" >&2; exit 1; }
+# Keep going past a target that fails, so that one broken test costs its own run, not the slot's:
+# what was built runs below; the failure is reported and fails the check.
+keep_going=(-- -k 0)
+[[ ${generator[*]} == *Ninja* ]] || keep_going=(-- -k)
+if ! cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" "${keep_going[@]}" \
+    >"$LOGS/build.log" 2>&1; then
+  status=1
+  grep -E "error|FAILED" "$LOGS/build.log" | head -n 30
+  echo "error: build failed (build.log in logs.tar.gz); running what was built"
+  [[ -f $BUILD/lib/libfpa_torch_ops.so || ${BENCH_ONLY:-0} != 1 ]] || exit 1
+fi
 
 gpu=$(python3 -c 'import torch; print(int(torch.cuda.is_available()))' 2>/dev/null || echo 0)
 if [[ ${BENCH_ONLY:-0} != 1 ]]; then
 for t in test_tile_algorithm test_cuda_dispatch test_tiled_emulated test_tiled_cuda test_fused_cuda; do
   [[ -x $BUILD/tests/$t ]] || { echo "== $t: not built"; continue; }
   echo "== $t"
-  "$BUILD/tests/$t" --gtest_output="xml:$OUT_DIR/$t.xml" >"$OUT_DIR/$t.log" 2>&1
+  "$BUILD/tests/$t" --gtest_output="xml:$LOGS/$t.xml" >"$LOGS/$t.log" 2>&1
   rc=$?
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran" "$OUT_DIR/$t.log" | tail -n 4
-  (( rc == 0 )) || { status=1; grep -E "Failure|error|FAILED" "$OUT_DIR/$t.log" | head -n 20; }
-  if [[ $gpu == 1 ]] && grep -q "^\[  SKIPPED \]" "$OUT_DIR/$t.log"; then
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran" "$LOGS/$t.log" | tail -n 4
+  pack_logs
+  (( rc == 0 )) || { status=1; grep -E "Failure|error|FAILED" "$LOGS/$t.log" | head -n 20; }
+  if [[ $gpu == 1 ]] && grep -q "^\[  SKIPPED \]" "$LOGS/$t.log"; then
     status=1; echo "error: $t skipped tests although torch sees a GPU"
   fi
 done
@@ -83,10 +109,10 @@ done
 # (exact and on TF32 tensor cores, fp32_matmul), bfloat16 and float16
 # (tests/python/test_torch_ops.py; its GPU part runs only with a GPU).
 echo "== python test_torch_ops"
-python3 tests/python/test_torch_ops.py "$BUILD/lib/libfpa_torch_ops.so" >"$OUT_DIR/test_torch_ops.log" 2>&1 ||
-  { status=1; grep -E "^FAIL|Error|error" "$OUT_DIR/test_torch_ops.log" | head -n 20; }
-grep -cE "^ok +cuda" "$OUT_DIR/test_torch_ops.log" | sed 's/^/GPU checks passed: /'
-if [[ $gpu == 1 ]] && ! grep -qE "^ok +cuda" "$OUT_DIR/test_torch_ops.log"; then
+python3 tests/python/test_torch_ops.py "$BUILD/lib/libfpa_torch_ops.so" >"$LOGS/test_torch_ops.log" 2>&1 ||
+  { status=1; grep -E "^FAIL|Error|error" "$LOGS/test_torch_ops.log" | head -n 20; }
+grep -cE "^ok +cuda" "$LOGS/test_torch_ops.log" | sed 's/^/GPU checks passed: /'
+if [[ $gpu == 1 ]] && ! grep -qE "^ok +cuda" "$LOGS/test_torch_ops.log"; then
   status=1; echo "error: test_torch_ops checked nothing on the GPU although torch sees one"
 fi
 fi  # BENCH_ONLY
@@ -104,21 +130,21 @@ if [[ ${BENCH:-1} == 1 ]]; then
   fi
   # shellcheck disable=SC2206  # BENCH_ARGS is split into options on purpose
   bench+=(${BENCH_ARGS:-})
-  "${bench[@]}" >"$OUT_DIR/attention_gpu_bench.log" 2>&1
+  "${bench[@]}" >"$LOGS/attention_gpu_bench.log" 2>&1
   rc=$?
-  grep -E "^attention_gpu_bench|self-checks|^  fpa_vs|^  fwd_vs|^cells:|^wrote|^Traceback|^error" "$OUT_DIR/attention_gpu_bench.log" | tail -n 40
-  (( rc == 0 )) || { status=1; echo "error: attention_gpu_bench exited $rc ($OUT_DIR/attention_gpu_bench.log)"; }
+  grep -E "^attention_gpu_bench|self-checks|^  fpa_vs|^  fwd_vs|^cells:|^wrote|^Traceback|^error" "$LOGS/attention_gpu_bench.log" | tail -n 40
+  (( rc == 0 )) || { status=1; echo "error: attention_gpu_bench exited $rc (attention_gpu_bench.log in logs.tar.gz)"; }
 fi
 
 if [[ ${FULL:-0} == 1 ]]; then
   echo "== FULL=1: the whole suite against the same LibTorch, and attention-bench"
   cmake -S . -B "$BUILD-full" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" \
     -DFPA_CUDA_ARCHS="$ARCH" -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
-    -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" >"$OUT_DIR/configure-full.log" 2>&1 &&
-  cmake --build "$BUILD-full" -j "$(nproc)" --target attention-bench >"$OUT_DIR/build-full.log" 2>&1 &&
+    -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$ABI" >"$LOGS/configure-full.log" 2>&1 &&
+  cmake --build "$BUILD-full" -j "$(nproc)" --target attention-bench >"$LOGS/build-full.log" 2>&1 &&
   "$BUILD-full/bin/attention-bench" --device cuda --impls reference,cuda \
     --lengths "${N_LIST:-256,1024,4096}" --threads "$(nproc)" --repeats 5 \
     --out "$OUT_DIR/attention_bench_cuda.csv" || status=1
 fi
-echo "device-check: $( ((status)) && echo FAILED || echo passed) (logs in $OUT_DIR)"
+echo "device-check: $( ((status)) && echo FAILED || echo passed) (results and logs.tar.gz in $OUT_DIR)"
 exit $status
