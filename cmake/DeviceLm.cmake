@@ -1,5 +1,6 @@
 # The GPU device build of the language models (-DFPA_DEVICE_LM=ON): kernels/, experiments/ and lm/
-# (lm-train, lm-eval; no SentencePiece module, no passkey or compression tools) against a LibTorch
+# (lm-train, lm-eval, and for decoding on the device passkey-eval and lm-compress with the cache
+# policies; no SentencePiece module, no tests or benchmarks) against a LibTorch
 # (PyTorch's: torch.utils.cmake_prefix_path), with every other package taken from the folder
 # FPA_THIRD_PARTY (default third_party/, filled by scripts/prepare-device-check.sh) and never
 # searched for on the system: Boost.Program_options (headers; compiled here from its sources, else
@@ -8,7 +9,8 @@
 #   cmake -S . -B build-gpu-lm -G Ninja -DFPA_DEVICE_LM=ON \
 #     -DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')" \
 #     -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
-#   cmake --build build-gpu-lm --target lm-train lm-eval
+#   cmake --build build-gpu-lm --target lm-train lm-eval    (passkey-eval lm-compress: decoding,
+#                                                            scripts/decode-device-check.sh)
 # (and -DFPA_CXX_STANDARD=20 for a PyTorch whose headers refuse C++17; the script probes.)
 # SHA-256 (the tokenizer's checksums) is the built-in one (lm/sha256.cpp, FPA_SHA256_BUILTIN), not
 # OpenSSL's. A sub-word run stops with the SentencePiece module's one-line error: use the bytes
@@ -64,7 +66,7 @@ set(FCCP_INCLUDE_DIR "${_tp}/fccp-include")
 
 include(cmake/Cuda.cmake)
 include(cmake/CodeVersion.cmake)
-message(STATUS "FPA: device build of lm-train and lm-eval (third_party: ${_tp}; program_options "
+message(STATUS "FPA: device build of lm-train, lm-eval, passkey-eval and lm-compress (third_party: ${_tp}; program_options "
                "from ${_po_from}; torch-cuda=${FPA_TORCH_HAS_CUDA})")
 
 add_subdirectory(kernels)

@@ -11,7 +11,7 @@
 # "data/brown/text" for Brown), timeout_s=600). The tool sends the tracked tree too, limited to
 # 64 MiB with the carried folders. The published weights live in history, out of the tree
 # (results/weights/README.md), and the test tracked_tree_under_64mib keeps the tracked tree under
-# 64 MiB; third_party/ is 14 MB, Brown 7 MB.
+# 64 MiB; third_party/ is 16 MB, Brown 7 MB.
 #
 # Steps (each logged to its own file; every log is packed into $OUT/logs.tar.gz after each step,
 # so a killed call still returns what was done):
@@ -42,6 +42,15 @@
 #           settings, into plain_pytorch_throughput.csv, and lm-train's ratio to it per variant
 #           (issue 47, item 10: target >= 0.70).
 #   (e)     2-rank data parallelism (NCCL) on 2 GPUs: skipped with a note on a machine with one.
+#   (f)     KV-cache decoding on the device (issue 47, item 3): builds passkey-eval and
+#           lm-compress and runs scripts/decode-device-check.sh (the published C6 and small C5
+#           models decoded with --device cpu and --device $DEVICE, every cell compared; under
+#           a minute); skipped unless results/weights/{passkey/fpa-s0,
+#           passkey/fox-b5-s0,passkey/transformer-s0,lm/small-fpa,lm/small-fox}.pt and
+#           data/brown/text were carried (make weights; make data-brown: 39 MB together, which
+#           with third_party/ and the tracked tree stays under the tool's 64 MiB).
+# STEPS (default "a c d b e f") picks steps and their order; (d) needs (c). A second call on the
+# warm machine reuses the build: STEPS=f for decoding alone.
 # Output, in $OUT (the device tool's folder; default build-gpu-lm/device-check), 7 files (the
 # tool returns at most 8):
 #   gpu_throughput.csv       preset, variant, precision, device, model and batch, steps, timed
@@ -53,7 +62,9 @@
 #   device-check.log         everything printed; logs.tar.gz: each step's log (build included)
 # Dry run on a machine without a GPU (the whole script, small sizes): DEVICE=cpu SMALL_STEPS=12
 #   PAPER_STEPS=3 PAPER_ARGS="--hidden 128 --layers 2 --heads 2 --length 256 --mlp-hidden 384"
-#   lm/device-check.sh    (LM_BIN=build/bin skips the build; JOBS=1 for a shared machine).
+#   lm/device-check.sh    (LM_BIN=build/bin skips the build; JOBS=1 for a shared machine;
+#   (a)'s bf16 runs are slow here, LibTorch's bf16 on the CPU being over ten times slower than
+#   fp32: STEPS="c d b e f" leaves (a) out).
 # Time on an H100/H200: about 8 minutes (an estimate before the first run: build 2-3 min on 16
 # cores, (a) about 1 min, (c)+(d) about 1.5 min, (b) up to 3 min); BUDGET_S (480) stops starting
 # optional runs ((b)'s later variants, (e)) once that many seconds have passed since the start,
@@ -76,6 +87,7 @@ EVAL_TOKENS=${EVAL_TOKENS:-2048}
 BUDGET_S=${BUDGET_S:-480}
 HARD_S=${HARD_S:-570}
 VARIANTS=${VARIANTS:-fpa fox transformer}
+STEPS=${STEPS:-a c d b e f}
 CORPUS=${CORPUS:-auto}
 JOBS=${JOBS:-$(nproc)}
 CPU_THREADS=${CPU_THREADS:-$(nproc)}
@@ -126,6 +138,7 @@ trap on_exit EXIT
 echo "== lm device check: DEVICE=$DEVICE, $(date -u +%FT%TZ), work folder $WORK, output $OUT_DIR"
 command -v python3 >/dev/null || die "python3 is missing" 2
 [[ $DEVICE == cpu || $DEVICE == cuda* ]] || die "DEVICE must be cuda, cuda:N or cpu, not '$DEVICE'" 2
+for s in $STEPS; do [[ $s =~ ^[a-f]$ ]] || die "STEPS: unknown step '$s' (the steps are a b c d e f)" 2; done
 
 # --- the machine ----------------------------------------------------------------------------
 torch_version=$(python3 -c 'import torch;print(torch.__version__)' 2>/dev/null || echo none)
@@ -250,64 +263,69 @@ train() {
 }
 
 # --- (a) small preset: tokens/s on the device, fp32 and bf16 ----------------------------------
-echo "== (a) small preset, $SMALL_STEPS steps per variant on $DEVICE, fp32 and bf16 ($(elapsed) s)"
-for v in $VARIANTS; do
-  for p in fp32 bf16; do
-    RECORD=1 train "small-$v-$p" small "$v" "$p" "$DEVICE" "$SMALL_STEPS" 240 --val-windows 8 ||
-      fail "(a) small $v $p on $DEVICE (logs/small-$v-$p.log)"
+step_a() {
+  echo "== (a) small preset, $SMALL_STEPS steps per variant on $DEVICE, fp32 and bf16 ($(elapsed) s)"
+  for v in $VARIANTS; do
+    for p in fp32 bf16; do
+      RECORD=1 train "small-$v-$p" small "$v" "$p" "$DEVICE" "$SMALL_STEPS" 240 --val-windows 8 ||
+        fail "(a) small $v $p on $DEVICE (logs/small-$v-$p.log)"
+    done
   done
-done
+}
 
 # --- (c) CPU against GPU from one seed, fp32 --------------------------------------------------
-echo "== (c) CPU and $DEVICE from seed 0: small preset, fp32, $AGREE_STEPS steps per variant ($(elapsed) s)"
-[[ $DEVICE == cpu ]] && echo "  (dry run: both sides on the CPU, so the differences must be 0)"
-for v in $VARIANTS; do
-  ok=1
-  train "agree-$v-cpu" small "$v" fp32 cpu "$AGREE_STEPS" 180 --val-windows 4 || { ok=0; fail "(c) $v on the CPU"; }
-  train "agree-$v-dev" small "$v" fp32 "$DEVICE" "$AGREE_STEPS" 120 --val-windows 4 || { ok=0; fail "(c) $v on $DEVICE"; }
-  if (( ok )); then
-    report agree "$AG" "first-steps $v cpu vs $DEVICE" "$WORK/runs/agree-$v-cpu" "$WORK/runs/agree-$v-dev" |
-      sed 's/^/  /' || fail "(c) comparing $v"
-  fi
-done
-# The same seed on the same GPU again: deterministic mode (experiments/execution.cpp) must give
-# the same losses bit for bit (abs_diff 0 in the CSV; a difference is reported, not fatal).
-v=fpa
-if train "repeat-$v-dev" small "$v" fp32 "$DEVICE" "$AGREE_STEPS" 120 --val-windows 4 &&
-   [[ -d $WORK/runs/agree-$v-dev ]]; then
-  report agree "$AG" "repeat $v on $DEVICE" "$WORK/runs/agree-$v-dev" "$WORK/runs/repeat-$v-dev" |
-    sed 's/^/  /' || fail "(c) comparing the repeat"
-else
-  fail "(c) the repeated $v run on $DEVICE"
-fi
-
-# --- (d) resuming on the other device; lm-eval of a GPU checkpoint on the CPU -----------------
-echo "== (d) resume across devices, 2 more steps; lm-eval on both devices ($(elapsed) s)"
-v=fpa
-more=$(( AGREE_STEPS + 2 ))
-if [[ -f $WORK/runs/agree-$v-cpu/checkpoint.pt && -f $WORK/runs/agree-$v-dev/checkpoint.pt ]]; then
-  for src in cpu dev; do
-    for dst in cpu dev; do
-      cp -r "$WORK/runs/agree-$v-$src" "$WORK/runs/resume-$src-on-$dst"
-      d=$([[ $dst == cpu ]] && echo cpu || echo "$DEVICE")
-      train "resume-$src-on-$dst" small "$v" fp32 "$d" "$more" 180 --val-windows 4 --resume ||
-        fail "(d) resuming the $src run of $v on $d (logs/resume-$src-on-$dst.log)"
-    done
-    if [[ -f $WORK/runs/resume-$src-on-cpu/log.csv && -f $WORK/runs/resume-$src-on-dev/log.csv ]]; then
-      report agree "$AG" "resume of the $([[ $src == cpu ]] && echo cpu || echo "$DEVICE")-trained $v run: on cpu vs on $DEVICE" \
-        "$WORK/runs/resume-$src-on-cpu" "$WORK/runs/resume-$src-on-dev" | sed 's/^/  /' || fail "(d) comparing resumed $src runs"
+step_c() {
+  echo "== (c) CPU and $DEVICE from seed 0: small preset, fp32, $AGREE_STEPS steps per variant ($(elapsed) s)"
+  [[ $DEVICE == cpu ]] && echo "  (dry run: both sides on the CPU, so the differences must be 0)"
+  for v in $VARIANTS; do
+    ok=1
+    train "agree-$v-cpu" small "$v" fp32 cpu "$AGREE_STEPS" 180 --val-windows 4 || { ok=0; fail "(c) $v on the CPU"; }
+    train "agree-$v-dev" small "$v" fp32 "$DEVICE" "$AGREE_STEPS" 120 --val-windows 4 || { ok=0; fail "(c) $v on $DEVICE"; }
+    if (( ok )); then
+      report agree "$AG" "first-steps $v cpu vs $DEVICE" "$WORK/runs/agree-$v-cpu" "$WORK/runs/agree-$v-dev" |
+        sed 's/^/  /' || fail "(c) comparing $v"
     fi
   done
-  # The GPU-trained checkpoint evaluated on the CPU and on the GPU.
-  ev_ok=1
-  for tag in cpu dev; do
-    d=$([[ $tag == cpu ]] && echo cpu || echo "$DEVICE")
-    run_step "eval-on-$tag" 180 "$BIN/lm-eval" --checkpoint "$WORK/runs/agree-$v-dev" --corpus "$CORPUS_DIR" \
-      --device "$d" --threads "$(threads_for "$d")" --max-tokens-per-doc "$EVAL_TOKENS" \
-      --out "$WORK/runs/eval-on-$tag.csv" || { ev_ok=0; fail "(d) lm-eval on $d (logs/eval-on-$tag.log)"; }
-  done
-  if (( ev_ok )); then
-    python3 - "$WORK/runs/eval-on-cpu.csv" "$WORK/runs/eval-on-dev.csv" "$AG" "$DEVICE" <<'EOF' || fail "(d) comparing lm-eval results"
+  # The same seed on the same GPU again: deterministic mode (experiments/execution.cpp) must give
+  # the same losses bit for bit (abs_diff 0 in the CSV; a difference is reported, not fatal).
+  v=fpa
+  if train "repeat-$v-dev" small "$v" fp32 "$DEVICE" "$AGREE_STEPS" 120 --val-windows 4 &&
+     [[ -d $WORK/runs/agree-$v-dev ]]; then
+    report agree "$AG" "repeat $v on $DEVICE" "$WORK/runs/agree-$v-dev" "$WORK/runs/repeat-$v-dev" |
+      sed 's/^/  /' || fail "(c) comparing the repeat"
+  else
+    fail "(c) the repeated $v run on $DEVICE"
+  fi
+}
+
+# --- (d) resuming on the other device; lm-eval of a GPU checkpoint on the CPU -----------------
+step_d() {
+  echo "== (d) resume across devices, 2 more steps; lm-eval on both devices ($(elapsed) s)"
+  v=fpa
+  more=$(( AGREE_STEPS + 2 ))
+  if [[ -f $WORK/runs/agree-$v-cpu/checkpoint.pt && -f $WORK/runs/agree-$v-dev/checkpoint.pt ]]; then
+    for src in cpu dev; do
+      for dst in cpu dev; do
+        cp -r "$WORK/runs/agree-$v-$src" "$WORK/runs/resume-$src-on-$dst"
+        d=$([[ $dst == cpu ]] && echo cpu || echo "$DEVICE")
+        train "resume-$src-on-$dst" small "$v" fp32 "$d" "$more" 180 --val-windows 4 --resume ||
+          fail "(d) resuming the $src run of $v on $d (logs/resume-$src-on-$dst.log)"
+      done
+      if [[ -f $WORK/runs/resume-$src-on-cpu/log.csv && -f $WORK/runs/resume-$src-on-dev/log.csv ]]; then
+        report agree "$AG" "resume of the $([[ $src == cpu ]] && echo cpu || echo "$DEVICE")-trained $v run: on cpu vs on $DEVICE" \
+          "$WORK/runs/resume-$src-on-cpu" "$WORK/runs/resume-$src-on-dev" | sed 's/^/  /' || fail "(d) comparing resumed $src runs"
+      fi
+    done
+    # The GPU-trained checkpoint evaluated on the CPU and on the GPU.
+    ev_ok=1
+    for tag in cpu dev; do
+      d=$([[ $tag == cpu ]] && echo cpu || echo "$DEVICE")
+      run_step "eval-on-$tag" 180 "$BIN/lm-eval" --checkpoint "$WORK/runs/agree-$v-dev" --corpus "$CORPUS_DIR" \
+        --device "$d" --threads "$(threads_for "$d")" --max-tokens-per-doc "$EVAL_TOKENS" \
+        --out "$WORK/runs/eval-on-$tag.csv" || { ev_ok=0; fail "(d) lm-eval on $d (logs/eval-on-$tag.log)"; }
+    done
+    if (( ev_ok )); then
+      python3 - "$WORK/runs/eval-on-cpu.csv" "$WORK/runs/eval-on-dev.csv" "$AG" "$DEVICE" <<'EOF' || fail "(d) comparing lm-eval results"
 import csv, sys
 a, b = (list(csv.DictReader(open(p))) for p in sys.argv[1:3])
 keys = [k for k in a[0] if any(s in k for s in ("nll", "loss", "bpb", "ppl"))]
@@ -327,12 +345,12 @@ with open(sys.argv[3], "a", newline="") as f:
                         f"{d:.3g}", f"{d / max(abs(x), 1e-12):.3g}", "eval-on-cpu", "eval-on-dev"])
 print(f"  lm-eval on cpu vs {sys.argv[4]}: {', '.join(keys)}; largest relative difference {worst:.3g}")
 EOF
+    fi
+  else
+    fail "(d) skipped: (c) left no fpa checkpoints"
   fi
-else
-  fail "(d) skipped: (c) left no fpa checkpoints"
-fi
-if [[ -f $AG ]]; then
-  python3 - "$AG" <<'EOF'
+  if [[ -f $AG ]]; then
+    python3 - "$AG" <<'EOF'
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["comparison"].startswith("first-steps")]
 if rows:
@@ -340,50 +358,84 @@ if rows:
     print(f"  largest first-steps train-loss difference, CPU vs device: {w['abs_diff']} "
           f"(relative {w['rel_diff']}; {w['comparison']}, step {w['step']})")
 EOF
-fi
+  fi
+}
 
 # --- (b) the paper preset in bf16 -------------------------------------------------------------
-echo "== (b) paper preset (bytes, vocab 256, batch 8, accum 1), bf16, $PAPER_STEPS steps per variant ($(elapsed) s)"
-paper_skip=$(( PAPER_STEPS > 4 ? 2 : 0 ))
-for v in $VARIANTS; do
-  if over_budget; then
-    echo "  skipped paper $v: past BUDGET_S=$BUDGET_S s"
-    echo "paper,$v,bf16,$DEVICE,,,,,,,,,,,,,,,,skipped (budget)" >>"$TP"
-    continue
-  fi
-  # shellcheck disable=SC2086  # PAPER_ARGS is split into options on purpose
-  SKIP_STEPS=$paper_skip RECORD=1 train "paper-$v-bf16" paper "$v" bf16 "$DEVICE" "$PAPER_STEPS" 150 \
-    --tokenizer bytes --vocab-size 256 --batch 8 --accum 1 --warmup 2 --val-windows 2 $PAPER_ARGS ||
-    fail "(b) paper $v on $DEVICE (logs/paper-$v-bf16.log)"
-  rm -f "$WORK/runs/paper-$v-bf16/checkpoint.pt"  # 0.9 GB each
-done
-# The same model in plain PyTorch at the same settings (issue 47, item 10's baseline): SDPA for
-# the Transformer, FlexAttention for FoX and FPA; then lm-train's tokens/s over it per variant.
-if ! over_budget; then
-  # shellcheck disable=SC2086  # PAPER_ARGS is split into options on purpose
-  if run_step plain-pytorch 150 python3 lm/python/train_speed.py --preset configs/lm/paper.conf \
-       --vocab-size 256 --batch 8 --steps "$PAPER_STEPS" --warmup "$paper_skip" --precision bf16 \
-       --device "$DEVICE" --runs transformer:sdpa,fox:flex,fpa:flex --code-version "$code_version" \
-       --out "$OUT_DIR/plain_pytorch_throughput.csv" $PAPER_ARGS; then
-    report speed "$TP" "$OUT_DIR/plain_pytorch_throughput.csv" | sed 's/^/  /'
-  elif [[ $DEVICE == cuda* ]]; then
-    fail "(b) the plain-PyTorch baseline (logs/plain-pytorch.log)"
+step_b() {
+  echo "== (b) paper preset (bytes, vocab 256, batch 8, accum 1), bf16, $PAPER_STEPS steps per variant ($(elapsed) s)"
+  paper_skip=$(( PAPER_STEPS > 4 ? 2 : 0 ))
+  for v in $VARIANTS; do
+    if over_budget; then
+      echo "  skipped paper $v: past BUDGET_S=$BUDGET_S s"
+      echo "paper,$v,bf16,$DEVICE,,,,,,,,,,,,,,,,skipped (budget)" >>"$TP"
+      continue
+    fi
+    # shellcheck disable=SC2086  # PAPER_ARGS is split into options on purpose
+    SKIP_STEPS=$paper_skip RECORD=1 train "paper-$v-bf16" paper "$v" bf16 "$DEVICE" "$PAPER_STEPS" 150 \
+      --tokenizer bytes --vocab-size 256 --batch 8 --accum 1 --warmup 2 --val-windows 2 $PAPER_ARGS ||
+      fail "(b) paper $v on $DEVICE (logs/paper-$v-bf16.log)"
+    rm -f "$WORK/runs/paper-$v-bf16/checkpoint.pt"  # 0.9 GB each
+  done
+  # The same model in plain PyTorch at the same settings (issue 47, item 10's baseline): SDPA for
+  # the Transformer, FlexAttention for FoX and FPA; then lm-train's tokens/s over it per variant.
+  if ! over_budget; then
+    # shellcheck disable=SC2086  # PAPER_ARGS is split into options on purpose
+    if run_step plain-pytorch 150 python3 lm/python/train_speed.py --preset configs/lm/paper.conf \
+         --vocab-size 256 --batch 8 --steps "$PAPER_STEPS" --warmup "$paper_skip" --precision bf16 \
+         --device "$DEVICE" --runs transformer:sdpa,fox:flex,fpa:flex --code-version "$code_version" \
+         --out "$OUT_DIR/plain_pytorch_throughput.csv" $PAPER_ARGS; then
+      report speed "$TP" "$OUT_DIR/plain_pytorch_throughput.csv" | sed 's/^/  /'
+    elif [[ $DEVICE == cuda* ]]; then
+      fail "(b) the plain-PyTorch baseline (logs/plain-pytorch.log)"
+    else
+      echo "  plain-PyTorch baseline: no run succeeded on this PyTorch (dry run; logs/plain-pytorch.log)"
+    fi
   else
-    echo "  plain-PyTorch baseline: no run succeeded on this PyTorch (dry run; logs/plain-pytorch.log)"
+    echo "  skipped the plain-PyTorch baseline: past BUDGET_S=$BUDGET_S s"
   fi
-else
-  echo "  skipped the plain-PyTorch baseline: past BUDGET_S=$BUDGET_S s"
-fi
+}
 
 # --- (e) 2-rank data parallelism ---------------------------------------------------------------
-echo "== (e) 2-rank data parallelism ($(elapsed) s)"
-if [[ $DEVICE == cuda* ]] && (( ngpu >= 2 )) && ! over_budget; then
-  train "ddp2-fpa" small fpa fp32 cuda 20 180 --nproc 2 --val-windows 4 || fail "(e) 2 ranks (logs/ddp2-fpa.log)"
-  train "ddp1-fpa" small fpa fp32 cuda 20 120 --val-windows 4 || fail "(e) 1 rank"
-  report agree "$AG" "2 ranks vs 1 (cuda, fpa)" "$WORK/runs/ddp1-fpa" "$WORK/runs/ddp2-fpa" | sed 's/^/  /' || fail "(e) comparing"
-else
-  echo "  skipped: $ngpu GPU(s) visible$([[ $DEVICE == cpu ]] && echo ', dry run') (needs 2; the Gloo path is tested in CI)"
-fi
+step_e() {
+  echo "== (e) 2-rank data parallelism ($(elapsed) s)"
+  if [[ $DEVICE == cuda* ]] && (( ngpu >= 2 )) && ! over_budget; then
+    train "ddp2-fpa" small fpa fp32 cuda 20 180 --nproc 2 --val-windows 4 || fail "(e) 2 ranks (logs/ddp2-fpa.log)"
+    train "ddp1-fpa" small fpa fp32 cuda 20 120 --val-windows 4 || fail "(e) 1 rank"
+    report agree "$AG" "2 ranks vs 1 (cuda, fpa)" "$WORK/runs/ddp1-fpa" "$WORK/runs/ddp2-fpa" | sed 's/^/  /' || fail "(e) comparing"
+  else
+    echo "  skipped: $ngpu GPU(s) visible$([[ $DEVICE == cpu ]] && echo ', dry run') (needs 2; the Gloo path is tested in CI)"
+  fi
+}
+
+# --- (f) KV-cache decoding on the device (issue 47, item 3) -----------------------------------
+# scripts/decode-device-check.sh: passkey-eval and lm-compress from the published weights with
+# --device cpu and --device $DEVICE, cell by cell; its CSVs and comparison go into logs.tar.gz
+# (decode/), the comparison is printed. Needs the five weights files it names and data/brown/text,
+# carried (make weights; make data-brown); skipped without them.
+DECODE_WEIGHTS="passkey/fpa-s0 passkey/fox-b5-s0 passkey/transformer-s0 lm/small-fpa lm/small-fox"
+step_f() {
+  echo "== (f) KV-cache decoding on $DEVICE against the CPU: scripts/decode-device-check.sh ($(elapsed) s)"
+  local w missing=""
+  for w in $DECODE_WEIGHTS; do [[ -f results/weights/$w.pt ]] || missing+=" $w.pt"; done
+  if [[ -n $missing ]]; then echo "  skipped: not carried: results/weights/{$missing }"; return; fi
+  if [[ -z $(find data/brown/text/ -maxdepth 1 -name "*.txt" -print -quit 2>/dev/null) ]]; then
+    echo "  skipped: data/brown/text was not carried"; return
+  fi
+  if over_budget; then echo "  skipped: past BUDGET_S=$BUDGET_S s"; return; fi
+  if [[ -z ${LM_BIN:-} ]]; then
+    run_step build-decode 300 cmake --build "$BUILD" -j "$JOBS" --target passkey-eval lm-compress ||
+      { fail "(f) building passkey-eval and lm-compress (logs/build-decode.log)"; return; }
+  fi
+  [[ -x $BIN/passkey-eval && -x $BIN/lm-compress ]] || { fail "(f) no passkey-eval and lm-compress in $BIN"; return; }
+  run_step decode 300 env OUT="$WORK/logs/decode" DEVICE="$DEVICE" CORPUS=data/brown/text \
+    scripts/decode-device-check.sh "$BIN" || fail "(f) decoding on $DEVICE against the CPU (logs/decode.log)"
+  [[ -f $WORK/logs/decode/comparison.txt ]] && sed 's/^/  /' "$WORK/logs/decode/comparison.txt"
+  [[ -f $WORK/logs/decode/timing.txt ]] && sed 's/^/  time: /' "$WORK/logs/decode/timing.txt"
+  pack_logs
+}
+
+for s in $STEPS; do "step_$s"; done
 
 pack_logs
 echo "== gpu_throughput.csv"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of KV-cache decoding (issue 47, item 3; kernels/README.md, "KV-cache decoding on a
-# device"), for a machine with a GPU and the suite built against a LibTorch with CUDA:
+# device"), for a machine with a GPU and passkey-eval and lm-compress built against a LibTorch
+# with CUDA (the whole suite, or the device build of cmake/DeviceLm.cmake, which step (f) of
+# lm/device-check.sh builds and runs this with: STEPS=f lm/device-check.sh):
 #   scripts/decode-device-check.sh [BIN]      (BIN: the built tools, default build/bin)
 # Decodes a small evaluation twice, with --device cpu (the published raw-pointer path) and with
 # --device $DEVICE (default cuda: the tensor path), from the published weights: passkey-eval on
