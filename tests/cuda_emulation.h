@@ -62,7 +62,24 @@ namespace fpa_emu {
 inline uint3 thread_idx{0, 0, 0};
 inline uint3 block_idx{0, 0, 0};
 inline dim3 block_dim{1, 1, 1};
-inline std::vector<unsigned char>* dynamic_smem = nullptr;
+// A block's dynamic shared memory: exactly the bytes the launch asked for, 128-byte aligned
+// (posix_memalign), so that under AddressSanitizer (scripts/sanitize-emulated.sh) a kernel that
+// reads or writes past what its launcher asked for is reported.
+struct SmemBuffer {
+  unsigned char* data = nullptr;
+  SmemBuffer() = default;
+  SmemBuffer(const SmemBuffer&) = delete;
+  SmemBuffer& operator=(const SmemBuffer&) = delete;
+  ~SmemBuffer() { std::free(data); }
+  void assign(size_t size, unsigned char byte) {
+    std::free(data);
+    void* p = nullptr;
+    if (posix_memalign(&p, 128, size > 0 ? size : 1) != 0) std::abort();
+    data = static_cast<unsigned char*>(p);
+    std::memset(data, byte, size);
+  }
+};
+inline SmemBuffer* dynamic_smem = nullptr;
 inline size_t max_dynamic_smem = 227 * 1024;  // sm_90's; a test may lower it (sm_80: 163 KB)
 
 // The order in which a launch's blocks, a block's warps and a warp's lanes run (see the top).
@@ -211,7 +228,7 @@ template <class Kernel, class... Args>
 void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... args) {
   block_dim = block_shape;
   const unsigned threads = block_shape.x * block_shape.y * block_shape.z;
-  std::vector<unsigned char> buffer;
+  SmemBuffer buffer;
   dynamic_smem = &buffer;
   std::function<void()> body = [&] { kernel(args...); };
   const unsigned blocks = grid.x * grid.y * grid.z;
@@ -220,15 +237,12 @@ void launch(Kernel kernel, dim3 grid, dim3 block_shape, size_t smem, Args... arg
     // the previous block's values, and which block that is depends on the order.
     const unsigned b = schedule == Schedule::Ascending ? i : blocks - 1 - i;
     block_idx = uint3{b % grid.x, (b / grid.x) % grid.y, b / (grid.x * grid.y)};
-    buffer.assign(smem + 128, 0xff);  // undefined on a GPU: NaN bytes here
+    buffer.assign(smem, 0xff);  // undefined on a GPU: NaN bytes here
     run_block(threads, body);
   }
 }
 
-inline unsigned char* aligned_smem() {
-  auto p = reinterpret_cast<uintptr_t>(dynamic_smem->data());
-  return reinterpret_cast<unsigned char*>((p + 127) / 128 * 128);
-}
+inline unsigned char* aligned_smem() { return dynamic_smem->data; }
 
 }  // namespace fpa_emu
 
