@@ -21,6 +21,8 @@
 #    BENCH=0 skips it; BENCH_ONLY=1 builds only torch.ops.fpa and runs only the benchmark (a
 #    second call on a warm machine); BENCH_ARGS adds options (e.g. "--max-seconds 200 --shapes
 #    2x16x4096x64"); CODE_VERSION is recorded when the copy has no .git.
+# 5. SANITIZE=racecheck (or memcheck, synccheck, initcheck): one GPU test under compute-sanitizer
+#    (after the tests; see the comment there), e.g. in a second call: BENCH=0 SANITIZE=racecheck.
 # Output: $OUT (the device tool's folder, which returns at most 8 files; default
 # build-gpu/device-check/): everything printed (device-check.log), the benchmark's CSVs and
 # sidecars, and logs.tar.gz, packed after each step: each test's log and GoogleTest XML, the GPU's
@@ -33,6 +35,10 @@
 # scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+case ${SANITIZE:-} in
+  ""|memcheck|racecheck|synccheck|initcheck) ;;
+  *) echo "error: SANITIZE must be memcheck, racecheck, synccheck or initcheck, not '$SANITIZE'" >&2; exit 2 ;;
+esac
 BUILD=${BUILD:-build-gpu}
 OUT_DIR=${OUT:-$BUILD/device-check}
 # The device tool returns at most 8 files from $OUT: the results stay there, every log goes to
@@ -111,6 +117,27 @@ for t in test_tile_algorithm test_cuda_dispatch test_tiled_emulated test_tiled_c
     status=1; echo "error: $t skipped tests although torch sees a GPU"
   fi
 done
+
+# SANITIZE=memcheck|racecheck|synccheck|initcheck: test_tiled_cuda's SANITIZE_FILTER under
+# compute-sanitizer (default TiledCuda.RunsAreBitwiseRepeatable: every mode in bf16 and TF32 on
+# the register and WMMA kernels, run twice each), at most SANITIZE_S (300) seconds; its report
+# goes into the logs and an error fails the check. For a second call on the warm machine
+# (BENCH=0 SANITIZE=racecheck), or to locate an illegal address the GPU tests met.
+if [[ -n ${SANITIZE:-} ]]; then
+  echo "== compute-sanitizer --tool $SANITIZE"
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  if [[ $gpu == 1 && -x $cs && -x $BUILD/tests/test_tiled_cuda ]]; then
+    timeout "${SANITIZE_S:-300}" "$cs" --tool "$SANITIZE" --error-exitcode 99 \
+      "$BUILD/tests/test_tiled_cuda" --gtest_filter="${SANITIZE_FILTER:-TiledCuda.RunsAreBitwiseRepeatable}" \
+      >"$LOGS/sanitize-$SANITIZE.log" 2>&1
+    rc=$?
+    pack_logs
+    grep -E "ERROR SUMMARY|Invalid|race|Race|^\[  (PASSED|FAILED) " "$LOGS/sanitize-$SANITIZE.log" | head -n 20
+    (( rc == 0 )) || { status=1; echo "error: compute-sanitizer --tool $SANITIZE exited $rc (sanitize-$SANITIZE.log)"; }
+  else
+    echo "  skipped: needs a GPU, compute-sanitizer ($cs) and test_tiled_cuda"
+  fi
+fi
 
 # torch.ops.fpa.attention on CUDA tensors through this PyTorch: every mode, float64, float32
 # (exact and on TF32 tensor cores, fp32_matmul), bfloat16 and float16
