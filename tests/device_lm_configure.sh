@@ -6,11 +6,8 @@
 # lm-compress must be targets, no test, benchmark or SentencePiece module. Configuring only (seconds);
 # lm/device-check.sh builds and runs it (DEVICE=cpu: a dry run of the whole check here).
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-FPA_THIRD_PARTY="$dir/tp" "$src/scripts/prepare-device-check.sh" >"$dir/prepare.log" 2>&1 ||
-  { cat "$dir/prepare.log"; echo "FAIL: scripts/prepare-device-check.sh"; exit 1; }
+# shellcheck source=tests/prepared_third_party.sh
+source "$(dirname "$0")/prepared_third_party.sh"  # src, dir, dir/tp
 cmake -S "$src" -B "$dir/build" -DFPA_DEVICE_LM=ON -DFPA_THIRD_PARTY="$dir/tp" \
   -DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON >"$dir/configure.log" 2>&1 ||

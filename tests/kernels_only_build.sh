@@ -10,11 +10,8 @@
 #      or links a library it lacks, fails here instead of failing the device check's build.
 # The CUDA targets are left to the device check (nvcc takes minutes); about 2 minutes on 2 cores.
 set -euo pipefail
-src=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-FPA_THIRD_PARTY="$dir/tp" "$src/scripts/prepare-device-check.sh" >"$dir/prepare.log" 2>&1 ||
-  { cat "$dir/prepare.log"; echo "FAIL: scripts/prepare-device-check.sh"; exit 1; }
+# shellcheck source=tests/prepared_third_party.sh
+source "$(dirname "$0")/prepared_third_party.sh"  # src, dir, dir/tp
 hidden=(-DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON
         -DCMAKE_DISABLE_FIND_PACKAGE_rapidcheck=ON -DFPA_FMT_INCLUDE="$dir/tp/fmt-include"
         -DFPA_GTEST_SOURCE="$dir/tp/googletest")

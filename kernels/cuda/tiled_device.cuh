@@ -84,6 +84,9 @@ __device__ void load_rows(const T* src, int64_t l0, int len, int64_t width, A* d
     dst[(e / width) * padded(width) + e % width] = to_acc(src[l0 * width + e]);
 }
 
+// The number of tiles of p's sequences (tile_config.h's tile_count).
+__host__ __device__ inline int64_t tiles_of(const Problem& p) { return t::tile_count(p.n); }
+
 // Copies *src to *dst in 4-byte words, by the block's threads (both 4-byte aligned).
 template <class X> __device__ void copy_words(const X* src, X* dst) {
   static_assert(sizeof(X) % 4 == 0 && alignof(X) >= 4, "a copy by 4-byte words");
@@ -160,7 +163,7 @@ __global__ void __launch_bounds__(kTile)
   const int64_t bh = blockIdx.y;
   const int tile = blockIdx.x;
   scan_field(p, gate + bh * p.n, tile, f);  // synchronises
-  copy_words(&f, &fields[bh * t::tile_count(p.n) + tile]);
+  copy_words(&f, &fields[bh * tiles_of(p) + tile]);
 }
 
 // A pass's copy of field tile `tile` of its head (fields: the head's first tile). Called by
@@ -223,7 +226,6 @@ inline size_t align_up(size_t b) { return (b + 255) / 256 * 256; }
 inline size_t acc_bytes(const Problem& p) {
   return p.dtype == DType::Float64 ? sizeof(double) : sizeof(float);
 }
-__host__ __device__ inline int64_t tiles_of(const Problem& p) { return (p.n + kTile - 1) / kTile; }
 
 // ---- the gate's pre-pass: what the passes read of the gate -----------------------------------
 // FoX: the prefix sums F (n doubles per head); FPA: the field tiles (field_tiles_kernel, T per

@@ -55,8 +55,8 @@ struct Problem {
 
 // Device scratch the caller provides (uninitialised is fine). The forward's: FoX's prefix sums
 // (8 bytes per position) or FPA's field tiles, scanned once per tile (36.25 bytes per position
-// in fp32 accumulation, 72.25 in fp64); the backward's: the same, plus its per-position and per-level
-// buffers (kernels/README.md, "Extra memory of the tiled kernels").
+// in fp32 accumulation, 72.25 in fp64); the backward's: the same, plus its per-position and
+// per-level buffers (kernels/README.md, "Extra memory of the tiled kernels").
 size_t forward_workspace_bytes(const Problem& p);
 size_t backward_workspace_bytes(const Problem& p);
 
