@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
                    t::BetweenSlot<float>* __restrict__ slots) {
   using A = float;
   const int64_t n = p.n, d = p.d, dvd = p.dv, bh = blockIdx.y;
-  const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, r = tid;
+  const int ti = query_tile_of_block(p), tid = threadIdx.x, warp = tid / 32, r = tid;
   const int tiles = int(tiles_of(p));
   const int64_t i0 = int64_t(ti) * kTile;
   const int rows = int(min(int64_t(kTile), n - i0));

@@ -87,6 +87,17 @@ __device__ void load_rows(const T* src, int64_t l0, int len, int64_t width, A* d
 // The number of tiles of p's sequences (tile_config.h's tile_count).
 __host__ __device__ inline int64_t tiles_of(const Problem& p) { return t::tile_count(p.n); }
 
+// The query tile of this block in a query-tile kernel (the forwards and the dQ passes), heaviest
+// first. Query tile I visits I + 1 key tiles, and blocks start roughly in the order of their
+// index: taking tiles from the last one down leaves light tiles for the last wave, where a heavy
+// one would keep the GPU waiting on a few SMs (longest processing time first, the order
+// FlashAttention 3's scheduler gives causal attention). The key-tile kernels (dK/dV) need no
+// change: key tile J visits tiles - J query tiles, heaviest first already. Only the order of
+// blocks changes, never what a block computes.
+__device__ inline int query_tile_of_block(const Problem& p) {
+  return int(tiles_of(p)) - 1 - int(blockIdx.x);
+}
+
 // Copies *src to *dst in 4-byte words, by the block's threads (both 4-byte aligned).
 template <class X> __device__ void copy_words(const X* src, X* dst) {
   static_assert(sizeof(X) % 4 == 0 && alignof(X) >= 4, "a copy by 4-byte words");

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(kTile)
                    Acc<T>* __restrict__ lse) {
   using A = Acc<T>;
   const int64_t n = p.n, d = p.d, dv = p.dv, bh = blockIdx.y;
-  const int ti = blockIdx.x, r = threadIdx.x;
+  const int ti = query_tile_of_block(p), r = threadIdx.x;
   const int64_t i0 = int64_t(ti) * kTile;
   const int rows = int(min(int64_t(kTile), n - i0));
   const bool active = r < rows, fpa = is_fpa(p.mode);

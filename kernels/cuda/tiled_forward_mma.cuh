@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   using A = float;
   constexpr int LD = D + 8;  // ld16(D)
   const int64_t n = p.n, bh = blockIdx.y;
-  const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int ti = query_tile_of_block(p), tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, q4 = lane % 4;
   const int64_t i0 = int64_t(ti) * kTile;
   const int rows = int(min(int64_t(kTile), n - i0));

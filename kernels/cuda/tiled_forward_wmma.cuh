@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kWmmaThreads)
                         float* __restrict__ lse) {
   using A = float;
   const int64_t n = p.n, d = p.d, dv = p.dv, bh = blockIdx.y;
-  const int ti = blockIdx.x, tid = threadIdx.x, warp = tid / 32, r = tid;
+  const int ti = query_tile_of_block(p), tid = threadIdx.x, warp = tid / 32, r = tid;
   const int64_t i0 = int64_t(ti) * kTile;
   const int rows = int(min(int64_t(kTile), n - i0));
   const bool row_thread = tid < kTile, active = tid < rows, fpa = is_fpa(p.mode);
