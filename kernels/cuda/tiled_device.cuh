@@ -90,8 +90,8 @@ __host__ __device__ inline int64_t tiles_of(const Problem& p) { return t::tile_c
 // The query tile of this block in a query-tile kernel (the forwards and the dQ passes), heaviest
 // first. Query tile I visits I + 1 key tiles, and blocks start roughly in the order of their
 // index: taking tiles from the last one down leaves light tiles for the last wave, where a heavy
-// one would keep the GPU waiting on a few SMs (longest processing time first, the order
-// FlashAttention 3's scheduler gives causal attention). The key-tile kernels (dK/dV) need no
+// one would keep the GPU waiting on a few SMs (longest processing time first, as FlashAttention's
+// LPT tile scheduler orders causal attention). The key-tile kernels (dK/dV) need no
 // change: key tile J visits tiles - J query tiles, heaviest first already. Only the order of
 // blocks changes, never what a block computes.
 __device__ inline int query_tile_of_block(const Problem& p) {
