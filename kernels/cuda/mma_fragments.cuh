@@ -78,8 +78,19 @@ template <class T> __device__ inline uint32_t pack2(T lo, T hi) {
   memcpy(&h, &hi, sizeof h);
   return uint32_t(l) | (uint32_t(h) << 16);
 }
+// Two floats rounded to nearest into one register: one conversion of the pair (cvt.rn.bf16x2.f32
+// or .f16x2 on sm_80+) where two conversions, a shift and an or did the same; the same bits.
 template <class T> __device__ inline uint32_t pack2_of(float lo, float hi) {
-  return pack2<T>(FromAcc<T>::of(lo), FromAcc<T>::of(hi));
+  uint32_t r;
+  if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+    const __nv_bfloat162 two = __floats2bfloat162_rn(lo, hi);  // .x = lo, the low half
+    memcpy(&r, &two, sizeof r);
+  } else {
+    static_assert(std::is_same<T, __half>::value, "pack2_of takes bf16 or fp16");
+    const __half2 two = __floats2half2_rn(lo, hi);
+    memcpy(&r, &two, sizeof r);
+  }
+  return r;
 }
 // Elements e and e + 1 of a tile in shared memory (e even, the tile 4-byte aligned).
 template <class T> __device__ inline uint32_t load_pair(const T* tile, int e) {
@@ -220,6 +231,29 @@ __device__ inline void pack_a(const float (&x)[N][4], int kk, uint32_t (&a)[4]) 
   a[2] = pack2_of<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
   a[3] = pack2_of<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
 }
+
+// exp(x - shift) for the register kernels' weights p_ij, as 2^(x log2(e) - shift_log2) with
+// shift_log2 = shift log2(e) worked out once per row: one FFMA and one MUFU.EX2
+// (ex2.approx.ftz), where the accurate expf takes about nine instructions. Per score these
+// kernels do as much work outside the tensor cores as on them (at D = 64 the MUFU unit alone
+// needs about as long per score as the score's two products), so the instructions around the
+// products set the speed; FlashAttention computes its softmax the same way. Error: ex2.approx's
+// 2 ulp plus the argument's rounding, about (|x| + |shift|) 2^-24 relative: far below the
+// 2^-8 (bf16) or 2^-11 (fp16) to which p is rounded for the product. A result below 2^-126 is
+// flushed to zero (a weight no row sum notices); x = -inf gives 0. The emulation computes exp2f
+// of the same argument, so the CPU tests check the formula, the GPU the instruction.
+constexpr float kLog2e = 1.44269504088896341f;
+__device__ inline float exp_shifted(float x, float shift_log2) {
+  const float y = x * kLog2e - shift_log2;  // one FFMA (nvcc contracts it)
+#if defined(FPA_CUDA_EMULATION) || !defined(__CUDA_ARCH__)
+  return exp2f(y);
+#else
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+  return r;
+#endif
+}
+__device__ inline float exp_fast(float x) { return exp_shifted(x, 0.0f); }
 
 // Reductions over the quad of lanes that share a row of a C fragment. Every lane of the warp
 // must call them (warp-uniform code, as __shfl_xor_sync's full mask says; the emulation checks).

@@ -120,6 +120,7 @@ __global__ void __launch_bounds__(kMmaThreads)
     delta_r[h] = active[h] ? delta[i] : A(0);
     if (fox && active[h]) fox_row[h] = t::fox_row_part<A>(F, i0, i0 + row_of[h]);
   }
+  const A lse_log2[2] = {lse_r[0] * kLog2e, lse_r[1] * kLog2e};  // exp_shifted's shifts
   float dqa[D / 8][4];
   FPA_UNROLL
   for (int dt = 0; dt < D / 8; ++dt)
@@ -165,7 +166,7 @@ __global__ void __launch_bounds__(kMmaThreads)
         if (active[h] && c < cols && !(diagonal && c > r)) {
           const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
                                     fox ? fox_col[c] : A(0), sb, LB, r, c, fq, fk, between);
-          const A pr = t::t_exp(scale * s[nt][e] + b - lse_r[h]);
+          const A pr = exp_shifted(scale * s[nt][e] + b, lse_log2[h]);
           g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
           row_all[h] += g;
           if (fpa && !diagonal) {
@@ -332,7 +333,7 @@ __global__ void __launch_bounds__(kMmaThreads)
             const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c,
                                       fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c, fq, fk,
                                       between);
-            pr = t::t_exp(scale * st[nt][e] + b - s_lse[r]);
+            pr = exp_fast(scale * st[nt][e] + b - s_lse[r]);
             g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
             col_all[h] += g;
             if (fpa && !diagonal) {
