@@ -246,10 +246,17 @@ FPA_HD PathPart path_part(A key_suffix, A between, A query_prefix) {
   return PathPart::KeyTile;
 }
 
-// b_ij for J strictly before I.
+// b_ij for J strictly before I, in two steps: the key's side min(S_J(j), C) is the same for
+// every query of tile I, so a kernel may work it out once per key (the register forward does).
+template <class A> FPA_HD A fpa_key_side(A key_suffix, A between) {
+  return t_min(key_suffix, between);
+}
+template <class A> FPA_HD A fpa_bias_of_key_side(A key_side, A query_prefix, A phi_j) {
+  return t_min(key_side, query_prefix) - phi_j;
+}
 template <class A>
 FPA_HD A fpa_bias_off_diagonal(A key_suffix, A between, A query_prefix, A phi_j) {
-  return t_min(t_min(key_suffix, between), query_prefix) - phi_j;
+  return fpa_bias_of_key_side(fpa_key_side(key_suffix, between), query_prefix, phi_j);
 }
 
 // Row r of the diagonal tile (queries and keys both start at i0; phi[c] = phi_{i0 + c}):

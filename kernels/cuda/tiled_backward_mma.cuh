@@ -157,26 +157,35 @@ __global__ void __launch_bounds__(kMmaThreads)
     two_products_abt<T, D>(sq, sk, sdo, sv, warp, lane, 0, s, dp);  // S = Q K^T, dP = dO V^T
 
     A pair_row = A(0);
-    FPA_UNROLL
-    for (int nt = 0; nt < kKeyTiles8; ++nt)
+    // Per score: p, g and the row's gate sums; compiled once for the diagonal tile and once for
+    // the others, which need no causal mask and are whole (as in the register forward).
+    auto score_grads = [&](auto on_diagonal) {
+      constexpr bool kDiagonal = decltype(on_diagonal)::value;
       FPA_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
-        A g = A(0);
-        if (active[h] && c < cols && !(diagonal && c > r)) {
-          const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
-                                    fox ? fox_col[c] : A(0), sb, LB, r, c, fq, fk, between);
-          const A pr = exp_shifted(scale * s[nt][e] + b, lse_log2[h]);
-          g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
-          row_all[h] += g;
-          if (fpa && !diagonal) {
-            t::route_score(t::PathPart::QueryTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
-                           between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau, row_part[h],
-                           pair_row);
+      for (int nt = 0; nt < kKeyTiles8; ++nt)
+        FPA_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
+          A g = A(0);
+          if (active[h] && (!kDiagonal || (c < cols && c <= r))) {
+            const A b = register_bias(p.mode, kDiagonal, F, i0 + r, j0 + c, fox_row[h],
+                                      fox ? fox_col[c] : A(0), sb, LB, r, c, fq, fk, between);
+            const A pr = exp_shifted(scale * s[nt][e] + b, lse_log2[h]);
+            g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
+            row_all[h] += g;
+            if (fpa && !kDiagonal) {
+              t::route_score(t::PathPart::QueryTile, soft, g, fk.suffix[c].value,
+                             fk.suffix_soft[c], between, fq.prefix[r].value, fq.prefix_soft[r],
+                             fk.inv_tau, row_part[h], pair_row);
+            }
           }
+          s[nt][e] = g;
         }
-        s[nt][e] = g;
-      }
+    };
+    if (diagonal)
+      score_grads(std::true_type{});
+    else
+      score_grads(std::false_type{});
     if (fpa && !diagonal) parts.end_pair(pair_row, soft, fq, fk, ti, tj, rows, tiles, block_sum);
 
     FPA_UNROLL
@@ -323,29 +332,38 @@ __global__ void __launch_bounds__(kMmaThreads)
       float st[kHalf][4], dpt[kHalf][4];
       two_products_abt<T, D>(sk, sq, sv, sdo, warp, lane, half * kHalf * 8, st, dpt);
 
-      FPA_UNROLL
-      for (int nt = 0; nt < kHalf; ++nt)
+      // Per score: p, g and the key's gate sums; compiled once for the diagonal tile and once
+      // for the others (no causal mask; the last query tile, off the diagonal, can be short).
+      auto score_grads = [&](auto on_diagonal) {
+        constexpr bool kDiagonal = decltype(on_diagonal)::value;
         FPA_UNROLL
-        for (int e = 0; e < 4; ++e) {
-          const int h = e / 2, c = key_of[h], r = (half * kHalf + nt) * 8 + 2 * q4 + e % 2;
-          A pr = A(0), g = A(0);
-          if (active[h] && r < rows && !(diagonal && c > r)) {
-            const A b = register_bias(p.mode, diagonal, F, i0 + r, j0 + c,
-                                      fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c, fq, fk,
-                                      between);
-            pr = exp_fast(scale * st[nt][e] + b - s_lse[r]);
-            g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
-            col_all[h] += g;
-            if (fpa && !diagonal) {
-              t::route_score(t::PathPart::KeyTile, soft, g, fk.suffix[c].value, fk.suffix_soft[c],
-                             between, fq.prefix[r].value, fq.prefix_soft[r], fk.inv_tau,
-                             col_part[h], pair_col);
+        for (int nt = 0; nt < kHalf; ++nt)
+          FPA_UNROLL
+          for (int e = 0; e < 4; ++e) {
+            const int h = e / 2, c = key_of[h], r = (half * kHalf + nt) * 8 + 2 * q4 + e % 2;
+            A pr = A(0), g = A(0);
+            if (active[h] && r < rows && (!kDiagonal || c <= r)) {
+              const A b = register_bias(p.mode, kDiagonal, F, i0 + r, j0 + c,
+                                        fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c, fq,
+                                        fk, between);
+              pr = exp_fast(scale * st[nt][e] + b - s_lse[r]);
+              g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
+              col_all[h] += g;
+              if (fpa && !kDiagonal) {
+                t::route_score(t::PathPart::KeyTile, soft, g, fk.suffix[c].value,
+                               fk.suffix_soft[c], between, fq.prefix[r].value,
+                               fq.prefix_soft[r], fk.inv_tau, col_part[h], pair_col);
+              }
             }
+            if (fpa && kDiagonal) sg[r * LB + c] = g;
+            st[nt][e] = pr;
+            dpt[nt][e] = g;
           }
-          if (fpa && diagonal) sg[r * LB + c] = g;
-          st[nt][e] = pr;
-          dpt[nt][e] = g;
-        }
+      };
+      if (diagonal)
+        score_grads(std::true_type{});
+      else
+        score_grads(std::false_type{});
 
       // dV += P^T dO, dK += dS^T Q over this half's 32 queries.
       FPA_UNROLL

@@ -112,11 +112,13 @@ __global__ void __launch_bounds__(kMmaThreads)
   uint32_t qa[D / 16][4];
   FPA_UNROLL
   for (int kk = 0; kk < D / 16; ++kk) load_a(sq, LD, warp, lane, kk * 16, qa[kk]);
-  A fox_row[2] = {A(0), A(0)};
-  if (fox)
-    FPA_UNROLL
-    for (int h = 0; h < 2; ++h)
-      if (active[h]) fox_row[h] = t::fox_row_part<A>(F, i0, i0 + row_of[h]);
+  // The rows' parts of the bias off the diagonal: FoX's, and FPA's prefix min P_I(i).
+  A fox_row[2] = {A(0), A(0)}, q_prefix[2] = {A(0), A(0)};
+  FPA_UNROLL
+  for (int h = 0; h < 2; ++h) {
+    if (fox && active[h]) fox_row[h] = t::fox_row_part<A>(F, i0, i0 + row_of[h]);
+    if (fpa && active[h]) q_prefix[h] = fq.prefix[row_of[h]].value;
+  }
 
   float o[D / 8][4];
   FPA_UNROLL
@@ -174,25 +176,48 @@ __global__ void __launch_bounds__(kMmaThreads)
 
     // Scale, bias and mask; then the online softmax of this lane's two rows.
     A tile_max[2] = {-inf, -inf};
-    FPA_UNROLL
-    for (int nt = 0; nt < kKeyTiles8; ++nt)
+    if (diagonal) {
       FPA_UNROLL
-      for (int e = 0; e < 4; ++e) {
-        const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
-        A x;
-        if (!active[h]) {
-          x = A(0);  // a row past the sequence: finite, never written
-        } else if (c >= cols || (diagonal && c > r)) {
-          x = -inf;
-        } else {
-          const A b =
-              register_bias(p.mode, diagonal, F, i0 + r, j0 + c, fox_row[h],
-                            fox ? fox_col[c] : A(0), sb, ld32(kTile), r, c, fq, fk, between);
-          x = scale * s[nt][e] + b;
+      for (int nt = 0; nt < kKeyTiles8; ++nt)
+        FPA_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
+          A x;
+          if (!active[h]) {
+            x = A(0);  // a row past the sequence: finite, never written
+          } else if (c >= cols || c > r) {
+            x = -inf;
+          } else {
+            x = scale * s[nt][e] + register_bias(p.mode, true, F, i0 + r, j0 + c, fox_row[h],
+                                                 A(0), sb, ld32(kTile), r, c, fq, fk, between);
+          }
+          s[nt][e] = x;
+          tile_max[h] = fmaxf(tile_max[h], x);  // no NaN here: t_max's value, one instruction
         }
-        s[nt][e] = x;
-        tile_max[h] = t::t_max(tile_max[h], x);
-      }
+    } else {
+      // The tiles before the diagonal, where nearly all the scores are: no mask (such a tile is
+      // whole, since only the last key tile can be short and only the last query tile reaches it,
+      // as its diagonal; and its keys precede every query of this tile) and no branch. Per key,
+      // the column's part of the bias (FPA: the key side, min(S_J(j), C), and phi_j; FoX: its
+      // column part), then per row the row's part (in registers since the query tile began).
+      FPA_UNROLL
+      for (int nt = 0; nt < kKeyTiles8; ++nt)
+        FPA_UNROLL
+        for (int cc = 0; cc < 2; ++cc) {
+          const int c = nt * 8 + 2 * q4 + cc;
+          const A key_side = fpa ? t::fpa_key_side(fk.suffix[c].value, between.min.value) : A(0);
+          const A phi_c = fpa ? fk.phi[c] : A(0), col = fox ? fox_col[c] : A(0);
+          FPA_UNROLL
+          for (int h = 0; h < 2; ++h) {
+            const int e = 2 * h + cc;
+            const A b = fpa ? t::fpa_bias_of_key_side(key_side, q_prefix[h], phi_c)
+                            : fox_row[h] + col;  // (0 for softmax)
+            const A x = active[h] ? scale * s[nt][e] + b : A(0);  // (a row past the sequence)
+            s[nt][e] = x;
+            tile_max[h] = fmaxf(tile_max[h], x);
+          }
+        }
+    }
     A factor[2];
     FPA_UNROLL
     for (int h = 0; h < 2; ++h) factor[h] = row[h].rescale(quad_max(tile_max[h]));
