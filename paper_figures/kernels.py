@@ -1,9 +1,11 @@
 """Attention kernels: time and peak extra memory against sequence length, per variant,
 implementation and (for FPA's backward pass) gradient mode. Reads results/bench/attention.csv
-(SPEC section 7 columns; optional fpa_backward and matmul_gflops columns)."""
+(SPEC section 7 columns; optional fpa_backward and matmul_gflops columns); the GPU benchmark's
+CSVs, where there are any, through kernels_gpu.py."""
 import os
 
 import common
+import kernels_gpu
 import style
 from common import Section, Table, num
 
@@ -29,6 +31,7 @@ def build(results, out):
     if not common.has_columns(rows, COLUMNS, path):
         sec.tables.append(common.not_run_table("kernels_time", "Attention kernels: time and memory",
                                                ["variant", "impl", "n", "median ms"]))
+        kernels_gpu.build(results, out, sec)
         return sec
     sec.status = "run"
     sec.sources.append("bench/attention.csv")
@@ -53,6 +56,7 @@ def build(results, out):
     sec.tables.append(table)
     sec.tables.append(ratio_table(rows, shape))
     sec.figures.append(figure(rows, shape, out))
+    kernels_gpu.build(results, out, sec)  # the GPU's rows, where a GPU benchmark ran
     return sec
 
 

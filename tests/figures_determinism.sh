@@ -40,6 +40,23 @@ grep -q "^| C3 |.*| \*\*not reproduced\*\* |$" "$claims" || fail "C3: expected '
 grep -q "^| C5 |.*| \*\*not tested at this scale\*\* |$" "$claims" || fail "C5: expected 'not tested' on the fixture"
 echo "ok   fixture: verdicts follow the documented rules"
 
+# 2a. The GPU benchmark's rows (issue 48, item 9): the fixture's GPU CSV gives a TFLOP/s table, the
+# targets from its _ratios.csv and a figure; the same CSV marked as a CPU run (the benchmark's
+# --smoke mode) gives none, and a note says how to get one.
+grep -q "^\*\*Attention kernels on Fixture GPU (bf16, causal): TFLOP/s (median ms)\*\*" "$tmp/a/REPORT.md" ||
+  fail "no GPU kernel table in the report"
+grep -q "^| 2, 16, 4096, 64 | fwd_bwd | 150.0 (1.6 ms) | 120.0 (2 ms) | 170.0 (1.41 ms) | 200.0 (1.2 ms) | 320.0 (0.752 ms) | 175.0 (1.37 ms) | 35.0 (6.87 ms) | - |$" \
+  "$tmp/a/figures/kernels_gpu_fixture.md" || fail "GPU kernel table: the fwd_bwd row at 2, 16, 4096, 64 is not the CSV's"
+grep -q "^| fpa_vs_flash | 2, 16, 4096, 64 | fwd_bwd | exact | 0.469 | 0.5 | no |$" \
+  "$tmp/a/figures/kernels_gpu_targets_fixture.md" || fail "GPU targets table: fpa_vs_flash is not the ratios CSV's"
+[[ -s $tmp/a/figures/kernels_gpu_fixture.png ]] || fail "no GPU kernel figure"
+rm -rf "$tmp/cpu-bench" && cp -r "$repo/tests/fixtures/figures/results" "$tmp/cpu-bench"
+sed -i 's/"device": "cuda"/"device": "cpu"/' "$tmp/cpu-bench/bench/attention_gpu_fixture.csv.json"
+make_all "$tmp/cpu-bench"
+[[ ! -e $tmp/cpu-bench/figures/kernels_gpu_fixture.md ]] || fail "a CPU run of the GPU benchmark made a GPU table"
+grep -q "no GPU benchmark yet" "$tmp/cpu-bench/REPORT.md" || fail "no note that the GPU benchmark has not run"
+echo "ok   fixture: the GPU benchmark's table, targets and figure; a CPU (smoke) run left out"
+
 # 2b. C6 driven to its other verdicts by editing the fixture's passkey summary: one learned FPA
 # run short of 1.0 at 8L under every compressed policy -> not reproduced; two of the three
 # learned runs removed -> not tested (the never-learned fpa-s3 must not count either way).
