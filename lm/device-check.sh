@@ -51,13 +51,14 @@
 #           with third_party/ and the tracked tree stays under the tool's 64 MiB).
 # STEPS (default "a c d b e f") picks steps and their order; (d) needs (c). A second call on the
 # warm machine reuses the build: STEPS=f for decoding alone.
-# Output, in $OUT (the device tool's folder; default build-gpu-lm/device-check), 7 files (the
-# tool returns at most 8):
+# Output, in $OUT (the device tool's folder; default build-gpu-lm/device-check), 8 files (the
+# tool returns at most 8; columns and sidecar: docs/results-schema.md):
 #   gpu_throughput.csv       preset, variant, precision, device, model and batch, steps, timed
 #                            steps, tokens_per_s, step_ms, first/last train loss, val loss, status
 #   gpu_throughput.csv.json  sidecar: GPU (nvidia-smi), driver, CUDA, PyTorch, nvcc, CMake, code
 #                            version, the settings of this check
-#   cpu_gpu_agreement.csv    per step: comparison, step, loss_a, loss_b, abs_diff, rel_diff
+#   cpu_gpu_agreement.csv (+ .json, the same sidecar)  per step: comparison, step, loss_a,
+#                            loss_b, abs_diff, rel_diff, run_a, run_b
 #   plain_pytorch_throughput.csv (+ .json)  the plain-PyTorch baseline of (b)
 #   device-check.log         everything printed; logs.tar.gz: each step's log (build included)
 # Dry run on a machine without a GPU (the whole script, small sizes): DEVICE=cpu SMALL_STEPS=12
@@ -229,14 +230,20 @@ TP=$OUT_DIR/gpu_throughput.csv
 AG=$OUT_DIR/cpu_gpu_agreement.csv
 rm -f "$TP" "$AG"
 echo "preset,variant,precision,device,hidden,layers,heads,length,vocab,batch,accum,steps,timed_steps,tokens_per_s,step_ms,first_train_loss,last_train_loss,val_loss,elapsed_s,status" >"$TP"
-report sidecar "$TP.json" program=lm/device-check.sh "code_version=$code_version" \
-  "date_utc=$(date -u +%FT%TZ)" "device=$DEVICE" "gpu=$gpu" "gpu_count=$ngpu" "driver=$driver" \
-  "compute_capability=$cap" "torch=$torch_version" "torch_cuda=$torch_cuda" "nvcc=${nvcc_version:-none}" \
-  "cmake=$(cmake --version | head -1)" "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)" \
-  "cpu_threads=$CPU_THREADS" "corpus=$corpus_kind" "small_steps=$SMALL_STEPS" "skip_steps=$SKIP_STEPS" \
-  "paper_steps=$PAPER_STEPS" "paper_args=--tokenizer bytes --vocab-size 256 --batch 8 --accum 1 $PAPER_ARGS" \
-  "tokens_per_s=tokens of the timed steps / their wall time (log.csv's elapsed_s, after the first skip_steps, before the final validation)" \
-  "dry_run=$([[ $DEVICE == cpu ]] && echo 1 || echo 0)"
+# The sidecar of gpu_throughput.csv and cpu_gpu_agreement.csv (docs/results-schema.md's fields:
+# env.* under `environment`, config.* under `config`), written now and again with wall_s at the end.
+sidecar=(program=lm/device-check.sh "command_line=STEPS='$STEPS' lm/device-check.sh"
+  "code_version=$code_version" "started_utc=$(date -u +%FT%TZ)"
+  "env.device=$DEVICE" "env.gpu=$gpu" "env.gpu_count=$ngpu" "env.driver=$driver"
+  "env.compute_capability=$cap" "env.torch=$torch_version" "env.cuda=$torch_cuda"
+  "env.nvcc=${nvcc_version:-none}" "env.cmake=$(cmake --version | head -1)"
+  "env.cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs)"
+  "config.preset=configs/lm/small.conf configs/lm/paper.conf" "config.steps=$STEPS"
+  "config.cpu_threads=$CPU_THREADS" "config.corpus=$corpus_kind" "config.small_steps=$SMALL_STEPS"
+  "config.skip_steps=$SKIP_STEPS" "config.agree_steps=$AGREE_STEPS" "config.paper_steps=$PAPER_STEPS"
+  "config.paper_args=--tokenizer bytes --vocab-size 256 --batch 8 --accum 1 $PAPER_ARGS"
+  "config.dry_run=$([[ $DEVICE == cpu ]] && echo 1 || echo 0)")
+report sidecar "$TP.json" "${sidecar[@]}"
 
 # train NAME PRESET VARIANT PRECISION DEVICE STEPS LIMIT_S [lm-train options...]: one run in
 # runs/NAME (log.csv), one line of gpu_throughput.csv when RECORD=1.
@@ -437,6 +444,8 @@ step_f() {
 
 for s in $STEPS; do "step_$s"; done
 
+report sidecar "$TP.json" "${sidecar[@]}" "wall_s=$(elapsed)"
+[[ -f $AG ]] && cp "$TP.json" "$AG.json"  # the same run's agreement table
 pack_logs
 echo "== gpu_throughput.csv"
 column -s, -t <"$TP" 2>/dev/null | cut -c1-220 || cat "$TP"

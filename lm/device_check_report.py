@@ -14,7 +14,8 @@
   model RUN_DIR PRESET.conf         hidden,layers,heads,length,vocab,batch,accum of a run: its
                                    sidecar's flags (log.csv.json), where a flag was 0 ("keep")
                                    the preset file's value, else lm-train's default
-  sidecar OUT.json KEY=VALUE...    writes a JSON object (the throughput CSV's sidecar)
+  sidecar OUT.json KEY=VALUE...    writes the throughput CSV's sidecar (env.KEY: its environment,
+                                   config.KEY: its config, other keys at the top)
   speed THROUGHPUT.csv PLAIN.csv   issue 47 item 10's ratio per variant: lm-train's paper-preset
                                    tokens/s (gpu_throughput.csv) over the same model's in plain
                                    PyTorch (lm/python/train_speed.py's CSV), target 0.70
@@ -121,13 +122,22 @@ def model(run_dir, preset_file):
 
 
 def sidecar(out_json, pairs):
-    obj = {}
+    """KEY=VALUE pairs as docs/results-schema.md's sidecar: env.KEY under `environment`,
+    config.KEY under `config`, the others (program, command_line, code_version, started_utc,
+    wall_s) at the top; written atomically."""
+    obj = {"environment": {}, "config": {}}
     for p in pairs:
         k, _, v = p.partition("=")
-        obj[k] = v
-    with open(out_json, "w") as f:
+        group, _, key = k.partition(".")
+        if key and group in ("env", "config"):
+            obj["environment" if group == "env" else "config"][key] = v
+        else:
+            obj[k] = float(v) if k == "wall_s" else v
+    tmp = out_json + ".tmp"
+    with open(tmp, "w") as f:
         json.dump(obj, f, indent=2, sort_keys=True)
         f.write("\n")
+    os.replace(tmp, out_json)
 
 
 # The plain-PyTorch baseline of each variant (issue 47, item 10): SDPA for softmax, FlexAttention

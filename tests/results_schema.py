@@ -155,7 +155,8 @@ ARCHIVES = ["passkey/protocol-v1/*", "passkey/full/*", "passkey/diagnostics/*",
 
 def names_config(side):
     c = side.get("config") if isinstance(side.get("config"), dict) else {}
-    return bool(c.get("config") or c.get("study-config") or c.get("train-config") or side.get("sources"))
+    return bool(c.get("config") or c.get("study-config") or c.get("train-config") or c.get("preset")
+                or side.get("sources"))
 
 
 unnamed = 0
@@ -177,6 +178,29 @@ for f in sorted(glob.glob(os.path.join(results, "**", "*.csv.json"), recursive=T
     unnamed += 1
     fail(f"{rel(f)}: names no config file (config.config, config.study-config or config.train-config)")
 print(f"checked that sidecars name their config file ({unnamed} do not)")
+
+# 5. The sidecars the GPU checks write, which a session with a GPU commits under results/ (none is
+#    committed yet): lm/device-check.sh's, through lm/device_check_report.py with the keys the script
+#    passes, must have documented fields only and name its presets.
+script = open(os.path.join(repo, "lm", "device-check.sh")).read()
+passed = re.search(r"^sidecar=\((.*?)\)$", script, re.M | re.S)
+if not passed:
+    fail("lm/device-check.sh: no sidecar=( ... ) array found")
+else:
+    import shlex
+    import subprocess
+    import tempfile
+    pairs = [re.sub(r"\$\(.*\)|\$\{?\w+[^}\"]*\}?", "x", p) for p in shlex.split(passed.group(1))]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "gpu_throughput.csv.json")
+        subprocess.run([sys.executable, os.path.join(repo, "lm", "device_check_report.py"), "sidecar", out]
+                       + pairs + ["wall_s=1.5"], check=True)
+        side = json.load(open(out))
+    if set(side) - fields:
+        fail(f"lm/device-check.sh's sidecar: fields {sorted(set(side) - fields)} are not documented")
+    if not names_config(side):
+        fail("lm/device-check.sh's sidecar names no preset (config.preset)")
+    print(f"checked lm/device-check.sh's sidecar ({len(pairs)} keys)")
 
 print("FAIL" if failures else "PASS")
 sys.exit(1 if failures else 0)
