@@ -7,10 +7,13 @@ import os
 
 import common
 import lm_compress
+import lm_gpu
 import lm_verdict
 import style
 from common import Table, num
 from lm_verdict import preset_rank
+
+CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 
 SUMMARY_COLUMNS = ["preset", "variant", "params", "train_tokens", "tokens_per_s", "val_ppl",
                    "test_ppl", "test_bpb"]
@@ -51,6 +54,7 @@ def build(results, out):
         if positions:
             sec.figures.append(position_figure(positions, out))
             sec.status = "partial"
+        lm_gpu.build(results, out, sec, CONFIGS)
         return sec
     sec.status = "run"
     sec.sources.append("lm/summary.csv")
@@ -91,6 +95,7 @@ def build(results, out):
         sec.figures.append(lm_compress.figure(compress, out))
         sec.tables.append(lm_compress.table(compress))
         sec.sources.append(compress["rel"])
+    lm_gpu.build(results, out, sec, CONFIGS)  # training speed on a GPU, where the device check ran
     return sec
 
 

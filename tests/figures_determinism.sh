@@ -57,6 +57,19 @@ make_all "$tmp/cpu-bench"
 grep -q "no GPU benchmark yet" "$tmp/cpu-bench/REPORT.md" || fail "no note that the GPU benchmark has not run"
 echo "ok   fixture: the GPU benchmark's table, targets and figure; a CPU (smoke) run left out"
 
+# 2a'. The LM device check's training speed on a GPU (issue 47, items 6, 9, 10): tokens/s, the hours of
+# one PROFILE=paper run (2621440000 tokens / 131072 tokens/s = 5.6 h) and lm-train over plain PyTorch
+# (131072 / 163840 = 0.80); a dry run on the CPU is left out.
+grep -q "^| paper | fpa | bf16 | 768, 12, 12, 2048, 256 | 8 | 131072 | 125.0 | 5.6 | 163840 | 0.80 |$" \
+  "$tmp/a/figures/lm_gpu_fixture.md" || fail "GPU training table: the paper preset's FPA row is not the CSVs'"
+grep -q "^| paper | fox | bf16 | 768, 12, 12, 2048, 256 | 8 | timeout | - | - | 170000 | - |$" \
+  "$tmp/a/figures/lm_gpu_fixture.md" || fail "GPU training table: a timed-out run should show its status"
+sed -i 's/"dry_run": "0"/"dry_run": "1"/' "$tmp/cpu-bench/lm/gpu_throughput_fixture.csv.json"
+make_all "$tmp/cpu-bench"
+[[ ! -e $tmp/cpu-bench/figures/lm_gpu_fixture.md ]] || fail "a dry run of the LM device check made a GPU table"
+grep -q "no GPU training speed yet" "$tmp/cpu-bench/REPORT.md" || fail "no note that the LM device check has not run"
+echo "ok   fixture: the GPU training speed table; a dry run left out"
+
 # 2b. C6 driven to its other verdicts by editing the fixture's passkey summary: one learned FPA
 # run short of 1.0 at 8L under every compressed policy -> not reproduced; two of the three
 # learned runs removed -> not tested (the never-learned fpa-s3 must not count either way).

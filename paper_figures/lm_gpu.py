@@ -1,0 +1,88 @@
+"""Language-model training on a GPU (issue 47, items 6, 9 and 10), from lm/device-check.sh's CSVs
+published as results/lm/gpu_throughput_<gpu>.csv (+ plain_pytorch_throughput_<gpu>.csv): tokens/s
+per preset, variant and precision; the time one PROFILE=paper run would take at the measured
+paper-preset speed (its token count from configs/lm/paper.conf); and lm-train's speed over the
+same model written in plain PyTorch (item 10's target). A dry run on the CPU (sidecar
+config.dry_run 1) is not a GPU result and is left out. Without a GPU CSV the section says how to
+get one."""
+import os
+import re
+
+import common
+from common import Table, num
+
+SPEED_TARGET = 0.70  # issue 47, item 10 (lm/device_check_report.py's SPEED_TARGET)
+PLAIN_BASELINE = {"transformer": "sdpa", "fox": "flex", "fpa": "flex"}  # train_speed.py's per variant
+HOW_TO_RUN = ("lm/device-check.sh on a machine with an NVIDIA GPU writes one (lm/README.md, \"Device "
+              "and precision\"); commit it as results/lm/gpu_throughput_<gpu>.csv with its sidecar")
+
+
+def paper_tokens_per_run(repo_configs):
+    """steps x batch x length of configs/lm/paper.conf (batch counts sequences per optimiser step)."""
+    c = common.read_conf(os.path.join(repo_configs, "lm", "paper.conf"))
+    try:
+        return int(c["steps"]) * int(c["batch"]) * int(c["length"])
+    except (KeyError, ValueError):
+        return None
+
+
+def build(results, out, sec, configs):
+    found = 0
+    lm_dir = os.path.join(results, "lm")
+    for path in common.csv_files(lm_dir, "gpu_throughput*.csv"):
+        if os.path.dirname(path) != lm_dir:
+            continue
+        side = common.read_sidecar(path) or {}
+        cfg = side.get("config", {}) if isinstance(side.get("config"), dict) else {}
+        env = side.get("environment", {}) if isinstance(side.get("environment"), dict) else {}
+        if str(cfg.get("dry_run", "1")) != "0":
+            continue  # a dry run on the CPU
+        rows = common.read_csv(path)
+        if not common.has_columns(rows, ["preset", "variant", "precision", "tokens_per_s", "status"], path):
+            continue
+        found += 1
+        slug = re.sub(r"^gpu_throughput_?", "", os.path.basename(path)[:-4]) or "gpu"
+        gpu = env.get("gpu") or slug
+        sec.sources.append(common.rel(path, results))
+        plain_path = os.path.join(lm_dir, f"plain_pytorch_throughput_{slug}.csv")
+        plain = common.read_csv(plain_path) if os.path.exists(plain_path) else []
+        if plain:
+            sec.sources.append(common.rel(plain_path, results))
+        sec.tables.append(table(rows, plain, slug, gpu, env, side, paper_tokens_per_run(configs)))
+    if not found:
+        sec.notes.append("no GPU training speed yet (results/lm/gpu_throughput_<gpu>.csv): " + HOW_TO_RUN + ".")
+
+
+def table(rows, plain, slug, gpu, env, side, paper_tokens):
+    cols = ["preset", "variant", "precision", "model (width, layers, heads, context, vocabulary)", "batch",
+            "tokens/s", "ms/step", "one PROFILE=paper run on one GPU (h)", "plain PyTorch tokens/s", "ours / plain"]
+    t = Table(f"lm_gpu_{slug}", f"Language-model training on {gpu}: tokens/s per preset, variant and precision",
+              cols, timing=["tokens/s", "ms/step", "one PROFILE=paper run on one GPU (h)", "plain PyTorch tokens/s",
+                            "ours / plain"],
+              note=f"lm/device-check.sh (code version {side.get('code_version', '?')}; PyTorch "
+                   f"{env.get('torch', '?')}, CUDA {env.get('cuda', '?')}, driver {env.get('driver', '?')}). "
+                   "tokens/s over the timed steps (after the warm-up ones). The paper preset is timed as issue "
+                   "47 item 10 sets it (bf16, batch 8 without accumulation) with the bytes tokenizer (vocabulary "
+                   "256: SentencePiece is not built on the GPU machine), so its embedding and output layer are "
+                   "smaller than the real preset's (50,277 pieces) and its time per run is a lower bound: "
+                   f"{paper_tokens if paper_tokens else '?'} tokens (configs/lm/paper.conf: steps x batch x "
+                   "context) over the measured tokens/s. Plain PyTorch: the same model in lm/python/train_speed.py "
+                   f"(SDPA for the Transformer, FlexAttention for FoX and FPA); target ours / plain >= {SPEED_TARGET}.")
+    for r in rows:
+        tps = num(r["tokens_per_s"])
+        model = ", ".join(r.get(k, "") for k in ("hidden", "layers", "heads", "length", "vocab"))
+        batch = r.get("batch", "") + (f" x {r['accum']}" if r.get("accum") not in ("", "1", None) else "")
+        hours = ("-" if r["preset"] != "paper" or not paper_tokens or tps != tps or tps <= 0
+                 else f"{paper_tokens / tps / 3600:.1f}")
+        plain_tps, ratio = "-", "-"
+        if r["preset"] == "paper":
+            for p in plain:
+                if p.get("variant") == r["variant"] and p.get("backend") == PLAIN_BASELINE.get(r["variant"]) \
+                        and p.get("precision") == r["precision"] and p.get("status") == "ok":
+                    ptps = num(p["tokens_per_s"])
+                    plain_tps = f"{ptps:.0f}"
+                    if tps == tps and ptps > 0:
+                        ratio = f"{tps / ptps:.2f}"
+        t.add(r["preset"], r["variant"], r["precision"], model, batch,
+              f"{tps:.0f}" if tps == tps else r["status"], r.get("step_ms") or "-", hours, plain_tps, ratio)
+    return t
