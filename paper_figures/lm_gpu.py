@@ -7,12 +7,14 @@ config.dry_run 1) is not a GPU result and is left out. Without a GPU CSV the sec
 get one."""
 import os
 import re
+import sys
 
 import common
 from common import Table, num
 
-SPEED_TARGET = 0.70  # issue 47, item 10 (lm/device_check_report.py's SPEED_TARGET)
-PLAIN_BASELINE = {"transformer": "sdpa", "fox": "flex", "fpa": "flex"}  # train_speed.py's per variant
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lm"))
+# Issue 47 item 10's target and each variant's plain-PyTorch baseline: the device check's, one home.
+from device_check_report import BASELINES, SPEED_TARGET  # noqa: E402
 HOW_TO_RUN = ("lm/device-check.sh on a machine with an NVIDIA GPU writes one (lm/README.md, \"Device "
               "and precision\"); commit it as results/lm/gpu_throughput_<gpu>.csv with its sidecar")
 
@@ -77,7 +79,7 @@ def table(rows, plain, slug, gpu, env, side, paper_tokens):
         plain_tps, ratio = "-", "-"
         if r["preset"] == "paper":
             for p in plain:
-                if p.get("variant") == r["variant"] and p.get("backend") == PLAIN_BASELINE.get(r["variant"]) \
+                if p.get("variant") == r["variant"] and p.get("backend") == BASELINES.get(r["variant"], [""])[0] \
                         and p.get("precision") == r["precision"] and p.get("status") == "ok":
                     ptps = num(p["tokens_per_s"])
                     plain_tps = f"{ptps:.0f}"
