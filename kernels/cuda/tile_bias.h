@@ -239,13 +239,6 @@ FPA_HD SplitBetween<A> split_add_later(SplitBetween<A> s, MinAt<A> tile_min,
 // position of the winning part is the latest position attaining the minimum.
 enum class PathPart : int { KeyTile = 0, Between = 1, QueryTile = 2 };
 
-template <class A>
-FPA_HD PathPart path_part(A key_suffix, A between, A query_prefix) {
-  if (query_prefix <= between && query_prefix <= key_suffix) return PathPart::QueryTile;
-  if (between <= key_suffix) return PathPart::Between;
-  return PathPart::KeyTile;
-}
-
 // b_ij for J strictly before I, in two steps: the key's side min(S_J(j), C) is the same for
 // every query of tile I, so a kernel may work it out once per key (the register forward does).
 template <class A> FPA_HD A fpa_key_side(A key_suffix, A between) {
@@ -257,6 +250,19 @@ template <class A> FPA_HD A fpa_bias_of_key_side(A key_side, A query_prefix, A p
 template <class A>
 FPA_HD A fpa_bias_off_diagonal(A key_suffix, A between, A query_prefix, A phi_j) {
   return fpa_bias_of_key_side(fpa_key_side(key_suffix, between), query_prefix, phi_j);
+}
+
+// path_part (below) with the key's side, min(S_J(j), C), and whether C wins against S_J(j)
+// (C <= S_J(j)) worked out once per key, as a kernel can: P_I(i) wins iff it is <= the key's side
+// (then it is <= both), else C iff it wins against S_J(j). Comparisons only: the same decisions.
+template <class A>
+FPA_HD PathPart path_part_of_key_side(A key_side, bool between_wins_key, A query_prefix) {
+  if (query_prefix <= key_side) return PathPart::QueryTile;
+  return between_wins_key ? PathPart::Between : PathPart::KeyTile;
+}
+template <class A>
+FPA_HD PathPart path_part(A key_suffix, A between, A query_prefix) {
+  return path_part_of_key_side(fpa_key_side(key_suffix, between), between <= key_suffix, query_prefix);
 }
 
 // Row r of the diagonal tile (queries and keys both start at i0; phi[c] = phi_{i0 + c}):

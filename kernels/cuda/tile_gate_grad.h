@@ -46,6 +46,14 @@ template <class A> FPA_HD A exact_share(PathPart winner, PathPart part, A g) {
   return winner == part ? g : A(0);
 }
 
+// route_score's exact mode with the winning part known (path_part, or path_part_of_key_side
+// where a kernel keeps the key's side).
+template <class A>
+FPA_HD void route_exact(PathPart own, PathPart winner, A g, A& own_sum, A& c_sum) {
+  own_sum += exact_share(winner, own, g);
+  c_sum += exact_share(winner, PathPart::Between, g);
+}
+
 // What one off-diagonal score's logit gradient g owes its pass's own part of the path (own:
 // KeyTile in the dK/dV pass, QueryTile in the dQ pass) and C, added to own_sum and c_sum. Exact:
 // g to the part attaining the minimum (path_part); straight-through: g times each part's share
@@ -59,9 +67,7 @@ FPA_HD void route_score(PathPart own, bool soft, A g, A key_min, SoftSum<A> key_
     own_sum += g * (own == PathPart::KeyTile ? sh.key : sh.query);
     c_sum += g * sh.between;
   } else {
-    const PathPart w = path_part(key_min, c.min.value, query_min);
-    own_sum += exact_share(w, own, g);
-    c_sum += exact_share(w, PathPart::Between, g);
+    route_exact(own, path_part(key_min, c.min.value, query_min), g, own_sum, c_sum);
   }
 }
 

@@ -112,13 +112,14 @@ __global__ void __launch_bounds__(kMmaThreads)
   load_tile_16b<T, D>(q + bh * n * D, i0, rows, sq);
   load_tile_16b<T, D>(dout + bh * n * D, i0, rows, sdo);
   if (fpa) load_field(fh, ti, fq);  // synchronises
-  A lse_r[2], delta_r[2], fox_row[2] = {A(0), A(0)};
+  A lse_r[2], delta_r[2], fox_row[2] = {A(0), A(0)}, q_prefix[2] = {A(0), A(0)};
   FPA_UNROLL
   for (int h = 0; h < 2; ++h) {
     const int64_t i = bh * n + i0 + row_of[h];
     lse_r[h] = active[h] ? lse[i] : A(0);
     delta_r[h] = active[h] ? delta[i] : A(0);
     if (fox && active[h]) fox_row[h] = t::fox_row_part<A>(F, i0, i0 + row_of[h]);
+    if (fpa && active[h]) q_prefix[h] = fq.prefix[row_of[h]].value;  // P_I(i), off the diagonal
   }
   const A lse_log2[2] = {lse_r[0] * kLog2e, lse_r[1] * kLog2e};  // exp_shifted's shifts
   float dqa[D / 8][4];
@@ -157,35 +158,63 @@ __global__ void __launch_bounds__(kMmaThreads)
     two_products_abt<T, D>(sq, sk, sdo, sv, warp, lane, 0, s, dp);  // S = Q K^T, dP = dO V^T
 
     A pair_row = A(0);
-    // Per score: p, g and the row's gate sums; compiled once for the diagonal tile and once for
-    // the others, which need no causal mask and are whole (as in the register forward).
-    auto score_grads = [&](auto on_diagonal) {
-      constexpr bool kDiagonal = decltype(on_diagonal)::value;
+    if (diagonal) {  // p, g and the row's sums per score, under the causal mask
       FPA_UNROLL
       for (int nt = 0; nt < kKeyTiles8; ++nt)
         FPA_UNROLL
         for (int e = 0; e < 4; ++e) {
           const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
           A g = A(0);
-          if (active[h] && (!kDiagonal || (c < cols && c <= r))) {
-            const A b = register_bias(p.mode, kDiagonal, F, i0 + r, j0 + c, fox_row[h],
-                                      fox ? fox_col[c] : A(0), sb, LB, r, c, fq, fk, between);
-            const A pr = exp_shifted(scale * s[nt][e] + b, lse_log2[h]);
-            g = t::logit_grad(pr, A(dp[nt][e]), delta_r[h]);
+          if (active[h] && c < cols && c <= r) {
+            const A b = register_bias(p.mode, true, F, i0 + r, j0 + c, fox_row[h], A(0), sb, LB, r,
+                                      c, fq, fk, between);
+            g = t::logit_grad(exp_shifted(scale * s[nt][e] + b, lse_log2[h]), A(dp[nt][e]),
+                              delta_r[h]);
             row_all[h] += g;
-            if (fpa && !kDiagonal) {
-              t::route_score(t::PathPart::QueryTile, soft, g, fk.suffix[c].value,
-                             fk.suffix_soft[c], between, fq.prefix[r].value, fq.prefix_soft[r],
-                             fk.inv_tau, row_part[h], pair_row);
-            }
           }
           s[nt][e] = g;
         }
-    };
-    if (diagonal)
-      score_grads(std::true_type{});
-    else
-      score_grads(std::false_type{});
+    } else {
+      // The tiles before the diagonal (whole, no mask; as in the register forward): per key,
+      // once for both of a lane's rows, its parts of the bias and, in exact mode, of the path's
+      // argmin (path_part_of_key_side); per score what is left. The same operations, in the same
+      // order, as register_bias and route_score.
+      FPA_UNROLL
+      for (int nt = 0; nt < kKeyTiles8; ++nt) {
+        A key_suffix[2], key_side[2], phi_c[2], col[2];
+        bool between_wins[2];
+        FPA_UNROLL
+        for (int cc = 0; cc < 2; ++cc) {
+          const int c = nt * 8 + 2 * q4 + cc;
+          key_suffix[cc] = fpa ? fk.suffix[c].value : A(0);
+          key_side[cc] = t::fpa_key_side(key_suffix[cc], between.min.value);
+          between_wins[cc] = between.min.value <= key_suffix[cc];
+          phi_c[cc] = fpa ? fk.phi[c] : A(0);
+          col[cc] = fox ? fox_col[c] : A(0);
+        }
+        FPA_UNROLL
+        for (int e = 0; e < 4; ++e) {
+          const int h = e / 2, cc = e % 2, c = nt * 8 + 2 * q4 + cc;
+          A g = A(0);
+          if (active[h]) {
+            const A b = fpa ? t::fpa_bias_of_key_side(key_side[cc], q_prefix[h], phi_c[cc])
+                            : fox_row[h] + col[cc];  // (0 for softmax)
+            g = t::logit_grad(exp_shifted(scale * s[nt][e] + b, lse_log2[h]), A(dp[nt][e]),
+                              delta_r[h]);
+            row_all[h] += g;
+            if (fpa && soft)
+              t::route_score(t::PathPart::QueryTile, true, g, key_suffix[cc], fk.suffix_soft[c],
+                             between, q_prefix[h], fq.prefix_soft[row_of[h]], fk.inv_tau,
+                             row_part[h], pair_row);
+            else if (fpa)
+              t::route_exact(t::PathPart::QueryTile,
+                             t::path_part_of_key_side(key_side[cc], between_wins[cc], q_prefix[h]),
+                             g, row_part[h], pair_row);
+          }
+          s[nt][e] = g;
+        }
+      }
+    }
     if (fpa && !diagonal) parts.end_pair(pair_row, soft, fq, fk, ti, tj, rows, tiles, block_sum);
 
     FPA_UNROLL
@@ -321,6 +350,19 @@ __global__ void __launch_bounds__(kMmaThreads)
       FPA_UNROLL
       for (int h = 0; h < 2; ++h)
         if (active[h]) fox_col[h] = t::fox_col_part_of<A>(f_rows[0], fox_fk[key_of[h]]);
+    // FPA off the diagonal, per key of this lane, once per query tile: its parts of the bias and,
+    // in exact mode, of the path's argmin (the same operations as register_bias and route_score).
+    A key_side[2] = {A(0), A(0)}, phi_key[2] = {A(0), A(0)};
+    bool between_wins[2] = {false, false};
+    if (fpa && !diagonal)
+      FPA_UNROLL
+      for (int h = 0; h < 2; ++h)
+        if (active[h]) {
+          const A suffix = fk.suffix[key_of[h]].value;
+          key_side[h] = t::fpa_key_side(suffix, between.min.value);
+          between_wins[h] = between.min.value <= suffix;
+          phi_key[h] = fk.phi[key_of[h]];
+        }
 
     // S^T = K Q^T and dP^T = V dO^T: rows are this warp's keys, columns the tile's queries, taken
     // 32 queries at a time (halving the logits' registers, which at D = 128 made it spill).
@@ -343,17 +385,23 @@ __global__ void __launch_bounds__(kMmaThreads)
             const int h = e / 2, c = key_of[h], r = (half * kHalf + nt) * 8 + 2 * q4 + e % 2;
             A pr = A(0), g = A(0);
             if (active[h] && r < rows && (!kDiagonal || c <= r)) {
-              const A b = register_bias(p.mode, kDiagonal, F, i0 + r, j0 + c,
-                                        fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c, fq,
-                                        fk, between);
+              const A b = fpa && !kDiagonal
+                              ? t::fpa_bias_of_key_side(key_side[h], fq.prefix[r].value, phi_key[h])
+                              : register_bias(p.mode, kDiagonal, F, i0 + r, j0 + c,
+                                              fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c,
+                                              fq, fk, between);
               pr = exp_fast(scale * st[nt][e] + b - s_lse[r]);
               g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
               col_all[h] += g;
-              if (fpa && !kDiagonal) {
-                t::route_score(t::PathPart::KeyTile, soft, g, fk.suffix[c].value,
+              if (fpa && !kDiagonal && soft)
+                t::route_score(t::PathPart::KeyTile, true, g, fk.suffix[c].value,
                                fk.suffix_soft[c], between, fq.prefix[r].value,
                                fq.prefix_soft[r], fk.inv_tau, col_part[h], pair_col);
-              }
+              else if (fpa && !kDiagonal)
+                t::route_exact(t::PathPart::KeyTile,
+                               t::path_part_of_key_side(key_side[h], between_wins[h],
+                                                        fq.prefix[r].value),
+                               g, col_part[h], pair_col);
             }
             if (fpa && kDiagonal) sg[r * LB + c] = g;
             st[nt][e] = pr;
