@@ -262,7 +262,8 @@ FPA_HD PathPart path_part_of_key_side(A key_side, bool between_wins_key, A query
 }
 template <class A>
 FPA_HD PathPart path_part(A key_suffix, A between, A query_prefix) {
-  return path_part_of_key_side(fpa_key_side(key_suffix, between), between <= key_suffix, query_prefix);
+  return path_part_of_key_side(fpa_key_side(key_suffix, between), between <= key_suffix,
+                               query_prefix);
 }
 
 // Row r of the diagonal tile (queries and keys both start at i0; phi[c] = phi_{i0 + c}):

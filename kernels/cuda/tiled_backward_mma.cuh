@@ -57,6 +57,34 @@ __device__ inline void two_products_abt(const T* a, const T* b, const T* a2, con
   }
 }
 
+// What an off-diagonal score's bias and exact route take from its key alone (key c of the key
+// tile fk, C = between), worked out once per key for every query that meets it in a backward
+// pass: FPA's key side min(S_J(j), C), phi_j and whether C wins against S_J(j) (tile_bias.h);
+// FoX's column part.
+template <class A> struct KeyParts {
+  A suffix, side, phi, fox_col;
+  bool between_wins;
+};
+template <class A>
+__device__ inline KeyParts<A> key_parts(const FieldTile<A>& fk, int c, const t::Between<A>& between,
+                                        A fox_col) {
+  // Loads and selects, no branch (outside FPA nothing reads these values: the bias selects FoX's
+  // part), so that the score loops around it stay branch-free.
+  const A suffix = fk.suffix[c].value;
+  return KeyParts<A>{suffix, t::fpa_key_side(suffix, between.min.value), fk.phi[c], fox_col,
+                     between.min.value <= suffix};
+}
+// b_ij off the diagonal from its key's parts and its query's (FPA: P_I(i); FoX: the row part):
+// tile_bias.h's fpa_bias_off_diagonal and FoX's row plus column part; 0 for softmax.
+template <class A>
+__device__ inline A off_diagonal_bias(bool fpa, const KeyParts<A>& key, A q_prefix, A fox_row) {
+  return fpa ? t::fpa_bias_of_key_side(key.side, q_prefix, key.phi) : fox_row + key.fox_col;
+}
+// The part of the path an off-diagonal score's minimum comes from, in exact mode.
+template <class A> __device__ inline t::PathPart exact_winner(const KeyParts<A>& key, A q_prefix) {
+  return t::path_part_of_key_side(key.side, key.between_wins, q_prefix);
+}
+
 // block_sum for the register kernels (BetweenParts): each warp's sum by shuffles, then the
 // warps in order, through buf (kMmaWarps entries of shared memory).
 struct WarpOrderSum {
@@ -84,7 +112,8 @@ __global__ void __launch_bounds__(kMmaThreads)
   using A = float;
   constexpr int LD = D + 8, LB = kTile + 4;  // ld16(D), ld32(kTile)
   const int64_t n = p.n, bh = blockIdx.y;
-  const int ti = query_tile_of_block(p), tid = threadIdx.x, warp = tid / 32, lane = tid % 32, q4 = lane % 4;
+  const int ti = query_tile_of_block(p), tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int q4 = lane % 4;
   const int tiles = int(tiles_of(p));
   const int64_t i0 = int64_t(ti) * kTile;
   const int rows = int(min(int64_t(kTile), n - i0));
@@ -166,8 +195,7 @@ __global__ void __launch_bounds__(kMmaThreads)
           const int h = e / 2, r = row_of[h], c = nt * 8 + 2 * q4 + e % 2;
           A g = A(0);
           if (active[h] && c < cols && c <= r) {
-            const A b = register_bias(p.mode, true, F, i0 + r, j0 + c, fox_row[h], A(0), sb, LB, r,
-                                      c, fq, fk, between);
+            const A b = diagonal_bias<A>(p.mode, F, i0 + r, j0 + c, sb, LB, r, c);
             g = t::logit_grad(exp_shifted(scale * s[nt][e] + b, lse_log2[h]), A(dp[nt][e]),
                               delta_r[h]);
             row_all[h] += g;
@@ -175,41 +203,33 @@ __global__ void __launch_bounds__(kMmaThreads)
           s[nt][e] = g;
         }
     } else {
-      // The tiles before the diagonal (whole, no mask; as in the register forward): per key,
-      // once for both of a lane's rows, its parts of the bias and, in exact mode, of the path's
-      // argmin (path_part_of_key_side); per score what is left. The same operations, in the same
-      // order, as register_bias and route_score.
+      // The tiles before the diagonal (whole, no mask; as in the register forward): per key, once
+      // for both of a lane's rows, its parts of the bias and of the exact route (key_parts); per
+      // score what is left. The same operations, in the same order, as before the split.
       FPA_UNROLL
       for (int nt = 0; nt < kKeyTiles8; ++nt) {
-        A key_suffix[2], key_side[2], phi_c[2], col[2];
-        bool between_wins[2];
+        KeyParts<A> key[2];
         FPA_UNROLL
         for (int cc = 0; cc < 2; ++cc) {
           const int c = nt * 8 + 2 * q4 + cc;
-          key_suffix[cc] = fpa ? fk.suffix[c].value : A(0);
-          key_side[cc] = t::fpa_key_side(key_suffix[cc], between.min.value);
-          between_wins[cc] = between.min.value <= key_suffix[cc];
-          phi_c[cc] = fpa ? fk.phi[c] : A(0);
-          col[cc] = fox ? fox_col[c] : A(0);
+          key[cc] = key_parts(fk, c, between, fox ? fox_col[c] : A(0));
         }
         FPA_UNROLL
         for (int e = 0; e < 4; ++e) {
           const int h = e / 2, cc = e % 2, c = nt * 8 + 2 * q4 + cc;
           A g = A(0);
           if (active[h]) {
-            const A b = fpa ? t::fpa_bias_of_key_side(key_side[cc], q_prefix[h], phi_c[cc])
-                            : fox_row[h] + col[cc];  // (0 for softmax)
+            const A b = off_diagonal_bias(fpa, key[cc], q_prefix[h], fox_row[h]);
             g = t::logit_grad(exp_shifted(scale * s[nt][e] + b, lse_log2[h]), A(dp[nt][e]),
                               delta_r[h]);
             row_all[h] += g;
             if (fpa && soft)
-              t::route_score(t::PathPart::QueryTile, true, g, key_suffix[cc], fk.suffix_soft[c],
+              t::route_score(t::PathPart::QueryTile, true, g, key[cc].suffix, fk.suffix_soft[c],
                              between, q_prefix[h], fq.prefix_soft[row_of[h]], fk.inv_tau,
                              row_part[h], pair_row);
             else if (fpa)
-              t::route_exact(t::PathPart::QueryTile,
-                             t::path_part_of_key_side(key_side[cc], between_wins[cc], q_prefix[h]),
-                             g, row_part[h], pair_row);
+              t::route_exact(t::PathPart::QueryTile, exact_winner(key[cc], q_prefix[h]), g,
+                             row_part[h], pair_row);
           }
           s[nt][e] = g;
         }
@@ -350,19 +370,12 @@ __global__ void __launch_bounds__(kMmaThreads)
       FPA_UNROLL
       for (int h = 0; h < 2; ++h)
         if (active[h]) fox_col[h] = t::fox_col_part_of<A>(f_rows[0], fox_fk[key_of[h]]);
-    // FPA off the diagonal, per key of this lane, once per query tile: its parts of the bias and,
-    // in exact mode, of the path's argmin (the same operations as register_bias and route_score).
-    A key_side[2] = {A(0), A(0)}, phi_key[2] = {A(0), A(0)};
-    bool between_wins[2] = {false, false};
-    if (fpa && !diagonal)
-      FPA_UNROLL
-      for (int h = 0; h < 2; ++h)
-        if (active[h]) {
-          const A suffix = fk.suffix[key_of[h]].value;
-          key_side[h] = t::fpa_key_side(suffix, between.min.value);
-          between_wins[h] = between.min.value <= suffix;
-          phi_key[h] = fk.phi[key_of[h]];
-        }
+    // Off the diagonal, per key of this lane, once per query tile: its parts of the bias and of
+    // the exact route.
+    KeyParts<A> key[2];
+    FPA_UNROLL
+    for (int h = 0; h < 2; ++h)
+      key[h] = key_parts(fk, key_of[h], between, fox_col[h]);
 
     // S^T = K Q^T and dP^T = V dO^T: rows are this warp's keys, columns the tile's queries, taken
     // 32 queries at a time (halving the logits' registers, which at D = 128 made it spill).
@@ -385,23 +398,20 @@ __global__ void __launch_bounds__(kMmaThreads)
             const int h = e / 2, c = key_of[h], r = (half * kHalf + nt) * 8 + 2 * q4 + e % 2;
             A pr = A(0), g = A(0);
             if (active[h] && r < rows && (!kDiagonal || c <= r)) {
-              const A b = fpa && !kDiagonal
-                              ? t::fpa_bias_of_key_side(key_side[h], fq.prefix[r].value, phi_key[h])
-                              : register_bias(p.mode, kDiagonal, F, i0 + r, j0 + c,
-                                              fox ? fox_row[r] : A(0), fox_col[h], sb, LB, r, c,
-                                              fq, fk, between);
+              const A q_prefix = fpa ? fq.prefix[r].value : A(0);
+              const A b = kDiagonal
+                              ? diagonal_bias<A>(p.mode, F, i0 + r, j0 + c, sb, LB, r, c)
+                              : off_diagonal_bias(fpa, key[h], q_prefix, fox ? fox_row[r] : A(0));
               pr = exp_fast(scale * st[nt][e] + b - s_lse[r]);
               g = t::logit_grad(pr, A(dpt[nt][e]), s_delta[r]);
               col_all[h] += g;
               if (fpa && !kDiagonal && soft)
-                t::route_score(t::PathPart::KeyTile, true, g, fk.suffix[c].value,
-                               fk.suffix_soft[c], between, fq.prefix[r].value,
-                               fq.prefix_soft[r], fk.inv_tau, col_part[h], pair_col);
+                t::route_score(t::PathPart::KeyTile, true, g, key[h].suffix, fk.suffix_soft[c],
+                               between, q_prefix, fq.prefix_soft[r], fk.inv_tau, col_part[h],
+                               pair_col);
               else if (fpa && !kDiagonal)
-                t::route_exact(t::PathPart::KeyTile,
-                               t::path_part_of_key_side(key_side[h], between_wins[h],
-                                                        fq.prefix[r].value),
-                               g, col_part[h], pair_col);
+                t::route_exact(t::PathPart::KeyTile, exact_winner(key[h], q_prefix), g,
+                               col_part[h], pair_col);
             }
             if (fpa && kDiagonal) sg[r * LB + c] = g;
             st[nt][e] = pr;

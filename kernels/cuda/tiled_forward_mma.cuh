@@ -58,20 +58,14 @@ template <class T> size_t forward_mma_smem(const Problem& p) {
   return sizeof(T) * kTile * 5 * ld16(p.d) + sizeof(float) * kTile * ld32(kTile);
 }
 
-// b_ij of one score in the register kernels (forward and both backward passes): FoX's
-// F_i - F_j, on the diagonal tile from the doubles, elsewhere the row part plus the column part
-// (tile_bias.h); FPA's path minimum minus phi_j, on the diagonal tile from the bias tile
-// (diag_bias: row r, leading dimension ld), elsewhere from the three parts; 0 for softmax.
+// b_ij of a score on the diagonal tile in the register kernels (forward and both backward
+// passes): FoX's F_i - F_j from the doubles, FPA's from the diagonal bias tile (diag_bias: row r,
+// leading dimension ld); 0 for softmax.
 template <class A>
-__device__ inline A register_bias(Mode mode, bool diagonal, const double* F, int64_t i, int64_t j,
-                                  A fox_row, A fox_col, const float* diag_bias, int ld, int r,
-                                  int c, const FieldTile<A>& fq, const FieldTile<A>& fk,
-                                  const t::Between<A>& between) {
-  if (mode == Mode::Fox) return diagonal ? t::fox_diagonal_bias<A>(F, i, j) : fox_row + fox_col;
-  if (!is_fpa(mode)) return A(0);
-  return diagonal ? diag_bias[r * ld + c]
-                  : t::fpa_bias_off_diagonal(fk.suffix[c].value, between.min.value,
-                                             fq.prefix[r].value, fk.phi[c]);
+__device__ inline A diagonal_bias(Mode mode, const double* F, int64_t i, int64_t j,
+                                  const float* diag_bias, int ld, int r, int c) {
+  if (mode == Mode::Fox) return t::fox_diagonal_bias<A>(F, i, j);
+  return is_fpa(mode) ? diag_bias[r * ld + c] : A(0);
 }
 
 template <class T, int D>
@@ -188,8 +182,8 @@ __global__ void __launch_bounds__(kMmaThreads)
           } else if (c >= cols || c > r) {
             x = -inf;
           } else {
-            x = scale * s[nt][e] + register_bias(p.mode, true, F, i0 + r, j0 + c, fox_row[h],
-                                                 A(0), sb, ld32(kTile), r, c, fq, fk, between);
+            x = scale * s[nt][e] +
+                diagonal_bias<A>(p.mode, F, i0 + r, j0 + c, sb, ld32(kTile), r, c);
           }
           s[nt][e] = x;
           tile_max[h] = fmaxf(tile_max[h], x);  // no NaN here: t_max's value, one instruction
@@ -198,8 +192,10 @@ __global__ void __launch_bounds__(kMmaThreads)
       // The tiles before the diagonal, where nearly all the scores are: no mask (such a tile is
       // whole, since only the last key tile can be short and only the last query tile reaches it,
       // as its diagonal; and its keys precede every query of this tile) and no branch. Per key,
-      // the column's part of the bias (FPA: the key side, min(S_J(j), C), and phi_j; FoX: its
-      // column part), then per row the row's part (in registers since the query tile began).
+      // its parts of the bias (FPA: the key side, min(S_J(j), C), and phi_j; FoX: its column
+      // part), then per row the row's part (in registers since the tile began). Written out
+      // rather than through the backward's key_parts, which nvcc compiles here into a branch
+      // per key (PTX: 424 branches against 344).
       FPA_UNROLL
       for (int nt = 0; nt < kKeyTiles8; ++nt)
         FPA_UNROLL
