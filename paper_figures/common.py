@@ -75,6 +75,26 @@ def csv_files(directory, pattern="*.csv"):
     return sorted(glob.glob(os.path.join(directory, "**", pattern), recursive=True))
 
 
+def gpu_runs(directory, stem):
+    """A GPU check's published CSVs in `directory` (not below it): (path, slug, sidecar) for every
+    <stem>_<slug>.csv (or <stem>.csv, slug "gpu"), sorted by name; the _ratios.csv companions are
+    not runs. The slug names the GPU in the tables' and figures' file names."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(directory, stem + "*.csv"))):
+        name = os.path.basename(path)[:-4]
+        if name.endswith("_ratios"):
+            continue
+        slug = name[len(stem):].lstrip("_") or "gpu"
+        out.append((path, slug, read_sidecar(path) or {}))
+    return out
+
+
+def sidecar_part(side, key):
+    """A sidecar's dict field (environment, config), {} when absent or not a dict."""
+    part = side.get(key)
+    return part if isinstance(part, dict) else {}
+
+
 def has_columns(rows, columns, path):
     """True when the rows carry every required column; warns otherwise (the study is then skipped)."""
     if not rows:

@@ -6,7 +6,6 @@ beside SDPA flash, FlexAttention and a materialised bias; the issue's target rat
 --smoke mode) is not a GPU result and is left out. Without a GPU CSV the section says which
 command writes one."""
 import os
-import re
 
 import common
 import style
@@ -27,19 +26,6 @@ DTYPE = "bfloat16"  # the targets' dtype; the CSV's float32 rows stay in the CSV
 HOW_TO_RUN = ("kernels/cuda/device-check.sh on a machine with an NVIDIA GPU writes one "
               "(kernels/README.md, \"GPU benchmark\"); commit it as results/bench/attention_gpu_<gpu>.csv "
               "with its sidecar and _ratios.csv")
-
-
-def gpu_csvs(results):
-    """(path, slug) of every GPU benchmark CSV under results/bench/, sorted by name."""
-    bench = os.path.join(results, "bench")
-    out = []
-    for path in common.csv_files(bench, "attention_gpu*.csv"):
-        name = os.path.basename(path)[:-4]
-        if name.endswith("_ratios") or os.path.dirname(path) != bench:
-            continue
-        slug = re.sub(r"^attention_gpu_?", "", name) or "gpu"
-        out.append((path, slug))
-    return sorted(out)
 
 
 def shape_of(r):
@@ -64,9 +50,8 @@ def shown_series(pss):
 def build(results, out, sec):
     """Adds the GPU tables and figures to the kernels' section `sec` (or a note when none ran)."""
     found = 0
-    for path, slug in gpu_csvs(results):
-        side = common.read_sidecar(path) or {}
-        env = side.get("environment", {}) if isinstance(side.get("environment"), dict) else {}
+    for path, slug, side in common.gpu_runs(os.path.join(results, "bench"), "attention_gpu"):
+        env = common.sidecar_part(side, "environment")
         if env.get("device") != "cuda":
             continue  # the --smoke mode's CPU run: checks the harness, measures no GPU
         rows = common.read_csv(path)

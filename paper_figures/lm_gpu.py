@@ -6,7 +6,6 @@ same model written in plain PyTorch (item 10's target). A dry run on the CPU (si
 config.dry_run 1) is not a GPU result and is left out. Without a GPU CSV the section says how to
 get one."""
 import os
-import re
 import sys
 
 import common
@@ -31,19 +30,14 @@ def paper_tokens_per_run(repo_configs):
 def build(results, out, sec, configs):
     found = 0
     lm_dir = os.path.join(results, "lm")
-    for path in common.csv_files(lm_dir, "gpu_throughput*.csv"):
-        if os.path.dirname(path) != lm_dir:
-            continue
-        side = common.read_sidecar(path) or {}
-        cfg = side.get("config", {}) if isinstance(side.get("config"), dict) else {}
-        env = side.get("environment", {}) if isinstance(side.get("environment"), dict) else {}
-        if str(cfg.get("dry_run", "1")) != "0":
+    for path, slug, side in common.gpu_runs(lm_dir, "gpu_throughput"):
+        env = common.sidecar_part(side, "environment")
+        if str(common.sidecar_part(side, "config").get("dry_run", "1")) != "0":
             continue  # a dry run on the CPU
         rows = common.read_csv(path)
         if not common.has_columns(rows, ["preset", "variant", "precision", "tokens_per_s", "status"], path):
             continue
         found += 1
-        slug = re.sub(r"^gpu_throughput_?", "", os.path.basename(path)[:-4]) or "gpu"
         gpu = env.get("gpu") or slug
         sec.sources.append(common.rel(path, results))
         plain_path = os.path.join(lm_dir, f"plain_pytorch_throughput_{slug}.csv")
