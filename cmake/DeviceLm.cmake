@@ -11,11 +11,12 @@
 #     -DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')"
 #   cmake --build build-gpu-lm --target lm-train lm-eval    (passkey-eval lm-compress: decoding,
 #                                                            scripts/decode-device-check.sh)
-# (and -DFPA_CXX_STANDARD=20 for a PyTorch whose headers refuse C++17; the script probes.)
+# (C++20 when PyTorch's headers refuse C++17: cmake/TorchCxxStandard.cmake.)
 # SHA-256 (the tokenizer's checksums) is the built-in one (lm/sha256.cpp, FPA_SHA256_BUILTIN), not
 # OpenSSL's. A sub-word run stops with the SentencePiece module's one-line error: use the bytes
 # tokenizer (vocab-size 256).
 find_package(Torch REQUIRED)
+include(cmake/TorchCxxStandard.cmake)
 
 set(FPA_THIRD_PARTY "${CMAKE_SOURCE_DIR}/third_party" CACHE PATH
     "folder of the vendored packages (scripts/prepare-device-check.sh)")

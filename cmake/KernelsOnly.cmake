@@ -10,6 +10,7 @@
 # an installed package, else built from its source tree FPA_GTEST_SOURCE (for example a copy of
 # Debian's /usr/src/googletest: scripts/prepare-device-check.sh puts both in third_party/).
 find_package(Torch REQUIRED)
+include(cmake/TorchCxxStandard.cmake)
 
 set(FPA_FMT_INCLUDE "" CACHE PATH "fmt's include folder, used header-only when no fmt package is found")
 find_package(fmt QUIET)

@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <sstream>
+#include <string>
+#include <type_traits>
 
 namespace fpa {
 namespace {
@@ -35,6 +38,19 @@ void set_autocast(at::DeviceType t, bool on) {
   }
 }
 #endif
+
+// LibTorch 1.13 keys an optimiser's state by the text of the parameter's TensorImpl address
+// (c10::guts::to_string, which is this ostream output), 2.x by the address itself.
+template <class Key>
+Key optimizer_state_key(c10::TensorImpl* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream text;
+    text << static_cast<const void*>(impl);
+    return text.str();
+  } else {
+    return impl;
+  }
+}
 
 // One seed, one run on a given GPU: LibTorch's deterministic algorithms (an op that has none
 // warns once instead of failing the run), cuDNN's deterministic, non-benchmarked kernels, and
@@ -112,6 +128,14 @@ void move_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Devic
       if (a->max_exp_avg_sq().defined()) a->max_exp_avg_sq(a->max_exp_avg_sq().to(device));
     }
   }
+}
+
+torch::optim::OptimizerParamState* optimizer_state_of(torch::optim::Optimizer& optimizer,
+                                                      const torch::Tensor& parameter) {
+  auto& state = optimizer.state();
+  using Key = std::decay_t<decltype(state)>::key_type;
+  const auto it = state.find(optimizer_state_key<Key>(parameter.unsafeGetTensorImpl()));
+  return it == state.end() ? nullptr : it->second.get();
 }
 
 AutocastScope::AutocastScope(const Execution& e) : active_(e.autocast()) {

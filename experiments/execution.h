@@ -1,6 +1,6 @@
 // The LibTorch side of --device and --precision (experiments/execution_options.h): resolving the
 // device, moving a model's optimiser state, and the autocast regions, the one place that knows
-// how LibTorch 1.13 and 2.x spell autocast.
+// how LibTorch 1.13 and 2.x spell autocast and key an optimiser's state.
 #pragma once
 
 #include "experiments/execution_options.h"
@@ -41,6 +41,11 @@ Execution fp32_execution_of(const Cli& cli, const std::string& why);
 // An optimiser's state tensors (AdamW's moments) moved to `device`, after a checkpoint was read
 // on the CPU (checkpoints are read to the CPU, so they load on any machine).
 void move_optimizer_state(torch::optim::Optimizer& optimizer, const torch::Device& device);
+
+// The optimiser's state of one parameter, or nullptr before its first step (LibTorch 1.13 and 2.x
+// key the state differently).
+torch::optim::OptimizerParamState* optimizer_state_of(torch::optim::Optimizer& optimizer,
+                                                      const torch::Tensor& parameter);
 
 // Autocast to bfloat16 on `e.device` while alive, when e.precision is bf16; nothing for fp32.
 class AutocastScope {

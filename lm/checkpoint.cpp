@@ -5,6 +5,7 @@
 
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
+#include "experiments/execution.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,7 +55,7 @@ uint64_t hash_bytes(const void* data, size_t n, uint64_t h = 1469598103934665603
   return h;
 }
 
-std::string hash_tensor(const torch::Tensor& t) {
+std::string tensor_checksum(const torch::Tensor& t) {
   const auto c = t.detach().cpu().contiguous();
   auto h = hash_bytes(c.sizes().data(), c.sizes().size() * sizeof(int64_t));
   h = hash_bytes(c.data_ptr(), c.nbytes(), h ^ uint64_t(c.scalar_type()));
@@ -67,22 +68,19 @@ std::string hash_text(const std::string& s) { return fmt::format("{:016x}", hash
 using Checksums = std::map<std::string, std::string>;
 
 void add_model(Checksums& out, LanguageModel& model) {
-  for (const auto& p : model->named_parameters()) out["model/" + p.key()] = hash_tensor(p.value());
-  for (const auto& b : model->named_buffers()) out["model/" + b.key()] = hash_tensor(b.value());
+  for (const auto& p : model->named_parameters()) out["model/" + p.key()] = tensor_checksum(p.value());
+  for (const auto& b : model->named_buffers()) out["model/" + b.key()] = tensor_checksum(b.value());
 }
 
 void add_optimizer(Checksums& out, torch::optim::Optimizer& optimizer) {
-  auto& state = optimizer.state();
   int index = 0;
   for (auto& group : optimizer.param_groups())
     for (auto& p : group.params()) {
       const auto name = fmt::format("optimizer/{}", index++);
-      auto it = state.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
-      if (it == state.end()) continue;
-      if (auto* a = dynamic_cast<torch::optim::AdamWParamState*>(it->second.get())) {
+      if (auto* a = dynamic_cast<torch::optim::AdamWParamState*>(optimizer_state_of(optimizer, p))) {
         out[name + "/step"] = hash_text(std::to_string(a->step()));
-        out[name + "/exp_avg"] = hash_tensor(a->exp_avg());
-        out[name + "/exp_avg_sq"] = hash_tensor(a->exp_avg_sq());
+        out[name + "/exp_avg"] = tensor_checksum(a->exp_avg());
+        out[name + "/exp_avg_sq"] = tensor_checksum(a->exp_avg_sq());
       }
     }
 }

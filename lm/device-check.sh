@@ -167,21 +167,14 @@ else
   [[ -f third_party/boost-include/boost/program_options.hpp ]] ||
     die "third_party/ lacks the vendored packages: run scripts/prepare-device-check.sh on a machine with the suite's packages and carry third_party/" 2
   cfg=(-DFPA_DEVICE_LM=ON -DCMAKE_BUILD_TYPE=Release)
-  std=${CXX_STANDARD:-}
   if [[ $torch_version != none ]]; then
     cfg+=(-DCMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')")
     abi=$(python3 -c 'import torch;print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
-    # PyTorch >= 2.12 or so refuses C++17 in its headers: probe one header with C++17.
-    if [[ -z $std ]]; then
-      inc=$(python3 -c 'import torch.utils.cpp_extension as e; print(e.include_paths()[0])')
-      if echo '#include <ATen/core/TensorBase.h>' | g++ -std=c++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI="$abi" \
-           -I"$inc" -x c++ - >"$WORK/logs/cxx17-probe.log" 2>&1; then std=17; else std=20; fi
-      echo "  PyTorch's headers with C++17: $([[ $std == 17 ]] && echo compile || echo "fail (logs/cxx17-probe.log): building as C++20")"
-    fi
   else
     abi=1  # no PyTorch (the dry run here): the system's LibTorch, built with the new ABI
   fi
-  [[ -n $std ]] && cfg+=(-DFPA_CXX_STANDARD="$std")
+  # C++17 or 20: cmake/TorchCxxStandard.cmake probes PyTorch's headers; CXX_STANDARD overrides.
+  [[ -n ${CXX_STANDARD:-} ]] && cfg+=(-DFPA_CXX_STANDARD="$CXX_STANDARD")
   cfg+=(-DCMAKE_CXX_FLAGS="-D_GLIBCXX_USE_CXX11_ABI=$abi")
   if [[ -n $cap ]]; then cfg+=(-DFPA_CUDA_ARCHS="$cap" -DCMAKE_CUDA_ARCHITECTURES="$cap"); fi
   # PyTorch's nccl.h (the nvidia-nccl wheel) for the NCCL path of lm/distributed.cpp.

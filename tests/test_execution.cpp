@@ -99,3 +99,22 @@ TEST(Execution, OptimizerStateMovesWithTheModel) {
   }
   EXPECT_EQ(i, opt.state().size());
 }
+
+// Each parameter finds its own AdamW state (lm/checkpoint.cpp's checksums of the moments rely on
+// it), whichever way this LibTorch keys the state; none before the first step.
+TEST(Execution, OptimizerStateIsFoundPerParameter) {
+  torch::nn::Linear linear(4, 3);
+  torch::optim::AdamW opt(linear->parameters(), torch::optim::AdamWOptions(1e-2));
+  for (const auto& p : linear->parameters()) EXPECT_EQ(optimizer_state_of(opt, p), nullptr);
+  linear(torch::randn({2, 4})).sum().backward();
+  opt.step();
+  const auto params = linear->parameters();
+  ASSERT_EQ(params.size(), 2u);
+  for (const auto& p : params) {
+    auto* s = dynamic_cast<torch::optim::AdamWParamState*>(optimizer_state_of(opt, p));
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->exp_avg().sizes(), p.sizes());  // its own moments, not the other parameter's
+    EXPECT_EQ(s->step(), 1);
+  }
+  EXPECT_EQ(optimizer_state_of(opt, torch::zeros({4, 3})), nullptr);
+}

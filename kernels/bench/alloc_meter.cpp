@@ -30,17 +30,23 @@ void release(void* base) {
 
 class CountingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  // LibTorch 1.13 declares allocate() const, 2.x not: one of the two overrides it (no `override`,
+  // so that each LibTorch compiles the one it has without complaint about the other).
+  c10::DataPtr allocate(size_t n) const { return counted(n); }
+  c10::DataPtr allocate(size_t n) { return counted(n); }
+  // Needed (pure virtual) by newer LibTorch; harmless on older versions.
+  void copy_data(void* dest, const void* src, std::size_t count) const {
+    std::memcpy(dest, src, count);
+  }
+
+ private:
+  static c10::DataPtr counted(size_t n) {
     void* base = nullptr;
     if (posix_memalign(&base, kHeader, n + kHeader) != 0) throw std::bad_alloc();
     std::memcpy(base, &n, sizeof n);
     raise_peak(g_live += int64_t(n));
     return {static_cast<char*>(base) + kHeader, base, &release,
             c10::Device(c10::DeviceType::CPU)};
-  }
-  // Needed (pure virtual) by newer LibTorch; harmless on older versions.
-  void copy_data(void* dest, const void* src, std::size_t count) const {
-    std::memcpy(dest, src, count);
   }
 };
 

@@ -10,6 +10,7 @@
 #include "kernels/impl_choice.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>  // at::NoGradGuard (not through ATen.h in every LibTorch 2.x)
 #include <fmt/format.h>
 #include <torch/csrc/autograd/autograd.h>
 
