@@ -153,9 +153,21 @@ def init_weights(model):
     return model
 
 
+def load_exported_file(path):
+    """lm-export's dict (config, preset, state_dict, step). torch::pickle_save tags each dict with
+    torch.jit._pickle.restore_type_tag, which the weights-only unpickler (PyTorch >= 2.6's
+    default) refuses unless it is allowed; a PyTorch without that allow-list (< 2.5) loads it
+    unrestricted, as its torch.load does by default."""
+    serialization = torch.serialization
+    if hasattr(serialization, "safe_globals"):
+        with serialization.safe_globals([torch.jit._pickle.restore_type_tag]):
+            return torch.load(path, weights_only=True)
+    return torch.load(path, weights_only=False)
+
+
 def load_exported(path, impl="auto"):
     """A LanguageModel (eval mode) from lm-export's file."""
-    data = torch.load(path)
+    data = load_exported_file(path)
     model = LanguageModel(parse_config(data["config"]), impl)
     model.load_state_dict(data["state_dict"], strict=True)
     return model.eval()

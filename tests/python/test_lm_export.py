@@ -75,7 +75,7 @@ try:
             row = next(r for r in csv.DictReader(f) if r["split"] == "validation")
         cpp = float(row["nll_per_token"])
 
-        data = torch.load(out)
+        data = fpa_lm.load_exported_file(out)
         check(sorted(data) == ["config", "preset", "state_dict", "step"] and data["step"] == 16
               and data["preset"] == "tiny", f"{variant}: exported dict has config, state_dict, step 16, preset")
         for impl in ["reference", "fused"]:
