@@ -50,7 +50,7 @@
 #           data/brown/text were carried (make weights; make data-brown: 39 MB together, which
 #           with third_party/ and the tracked tree stays under the tool's 64 MiB).
 # STEPS (default "a c d b e f") picks steps and their order; (d) needs (c). A second call on the
-# warm machine reuses the build: STEPS=f for decoding alone.
+# warm machine reuses the build: STEPS=f for decoding alone. BUILD_ONLY=1 builds and stops.
 # Output, in $OUT (the device tool's folder; default build-gpu-lm/device-check), 8 files (the
 # tool returns at most 8; columns and sidecar: docs/results-schema.md):
 #   gpu_throughput.csv       preset, variant, precision, device, model and batch, steps, timed
@@ -206,6 +206,17 @@ else
 fi
 [[ -x $BIN/lm-train && -x $BIN/lm-eval ]] || die "no lm-train and lm-eval in $BIN"
 echo "  built or found by $(elapsed) s: $BIN"
+# BUILD_ONLY=1 (scripts/gpu-check.sh runs it beside the kernels check): the build alone, with
+# (f)'s decoders when (f) is among STEPS; the steps then run with LM_BIN=$BUILD/bin.
+if [[ ${BUILD_ONLY:-0} == 1 ]]; then
+  if [[ -z ${LM_BIN:-} && " $STEPS " == *" f "* ]]; then
+    run_step build-decode 300 cmake --build "$BUILD" -j "$JOBS" --target passkey-eval lm-compress ||
+      die "building passkey-eval and lm-compress failed (logs/build-decode.log)"
+  fi
+  pack_logs
+  echo "lm device-check: built in $(elapsed) s: $BIN"
+  exit 0
+fi
 
 # --- corpus ---------------------------------------------------------------------------------
 if [[ $CORPUS == auto && -n $(find data/brown/text/ -maxdepth 1 -name "*.txt" -print -quit 2>/dev/null) ]]; then

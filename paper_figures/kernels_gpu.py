@@ -47,13 +47,18 @@ def shown_series(pss):
     return [s for s in SERIES if pss == "fwd_bwd" or s[2] != "straight-through"]
 
 
+def measured_on_gpu(side):
+    """The benchmark's sidecar of a run on a GPU (its --smoke mode records device cpu)."""
+    return common.sidecar_part(side, "environment").get("device") == "cuda"
+
+
 def build(results, out, sec):
     """Adds the GPU tables and figures to the kernels' section `sec` (or a note when none ran)."""
     found = 0
     for path, slug, side in common.gpu_runs(os.path.join(results, "bench"), "attention_gpu"):
-        env = common.sidecar_part(side, "environment")
-        if env.get("device") != "cuda":
+        if not measured_on_gpu(side):
             continue  # the --smoke mode's CPU run: checks the harness, measures no GPU
+        env = common.sidecar_part(side, "environment")
         rows = common.read_csv(path)
         if not common.has_columns(rows, ["impl", "variant", "fpa_backward", "dtype", "batch", "heads", "n",
                                          "head_dim", "pass", "median_ms", "tflops"], path):

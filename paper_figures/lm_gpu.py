@@ -27,13 +27,18 @@ def paper_tokens_per_run(repo_configs):
         return None
 
 
+def measured_on_gpu(side):
+    """lm/device-check.sh's sidecar of a run on a GPU (a dry run records config.dry_run 1)."""
+    return str(common.sidecar_part(side, "config").get("dry_run", "1")) == "0"
+
+
 def build(results, out, sec, configs):
     found = 0
     lm_dir = os.path.join(results, "lm")
     for path, slug, side in common.gpu_runs(lm_dir, "gpu_throughput"):
-        env = common.sidecar_part(side, "environment")
-        if str(common.sidecar_part(side, "config").get("dry_run", "1")) != "0":
+        if not measured_on_gpu(side):
             continue  # a dry run on the CPU
+        env = common.sidecar_part(side, "environment")
         rows = common.read_csv(path)
         if not common.has_columns(rows, ["preset", "variant", "precision", "tokens_per_s", "status"], path):
             continue
