@@ -40,7 +40,8 @@ void set_autocast(at::DeviceType t, bool on) {
 #endif
 
 // LibTorch 1.13 keys an optimiser's state by the text of the parameter's TensorImpl address
-// (c10::guts::to_string, which is this ostream output), 2.x by the address itself.
+// (c10::guts::to_string, which is this ostream output); later ones (2.6, 2.14 seen) by the
+// address itself.
 template <class Key>
 Key optimizer_state_key(c10::TensorImpl* impl) {
   if constexpr (std::is_same_v<Key, std::string>) {

@@ -30,8 +30,8 @@ void release(void* base) {
 
 class CountingAllocator final : public c10::Allocator {
  public:
-  // LibTorch 1.13 declares allocate() const, 2.x not: one of the two overrides it (no `override`,
-  // so that each LibTorch compiles the one it has without complaint about the other).
+  // LibTorch 1.13 declares allocate() const, later ones (2.6, 2.14 seen) not: one of the two
+  // overrides it (no `override`, so that each LibTorch compiles the one it has).
   c10::DataPtr allocate(size_t n) const { return counted(n); }
   c10::DataPtr allocate(size_t n) { return counted(n); }
   // Needed (pure virtual) by newer LibTorch; harmless on older versions.
