@@ -11,8 +11,11 @@ with the C++ standard that cmake/TorchCxxStandard.cmake would choose for them, a
 LibTorch header and are left out; lm/distributed.cpp is compiled a second time with its NCCL path
 (when /usr/local/cuda has nccl.h). A unit fails when it does not compile, or when it read one of
 LibTorch's headers from the system's 1.13 copy (a header the newer LibTorch no longer has).
+--libstdcxx 13 also swaps in that GCC's C++ library headers (libstdc++-13-dev, same suite), as a
+GPU machine's g++ 13 has them: newer ones include less transitively (<cstdint>, for one).
 
   /usr/bin/python3 scripts/check_torch_headers.py [--suite sid] [--build build] [--only REGEX]
+                                                  [--libstdcxx 13]
 
 Needs deb.debian.org (the machines here reach it), dpkg-deb, and a configured build (cmake writes
 compile_commands.json). The package is cached in <build>/torch-headers/. About 10 minutes on 2
@@ -60,7 +63,7 @@ def package_entry(suite, component, package):
 def headers_of(entry, cache):
     """The extracted package (cached), checked against the index's SHA-256."""
     folder = os.path.join(cache, f"{entry['Package']}_{entry['Version']}")
-    if os.path.isdir(os.path.join(folder, "usr/include/ATen")):
+    if os.path.isdir(os.path.join(folder, "usr/include")):
         return folder
     url = f"{MIRROR}/{entry['Filename']}"
     try:
@@ -79,15 +82,24 @@ def headers_of(entry, cache):
     return folder
 
 
+def libstdcxx_flags(folder, version):
+    """The flags that put libstdc++-<version>-dev's headers in place of the compiler's own."""
+    dirs = [os.path.join(folder, f"usr/include/c++/{version}"),
+            os.path.join(folder, f"usr/include/x86_64-linux-gnu/c++/{version}")]
+    if not all(os.path.isdir(d) for d in dirs):
+        fail(f"{folder} has no C++ library headers for GCC {version}")
+    return ["-nostdinc++"] + [x for d in dirs for x in ("-isystem", d)]
+
+
 def include_dirs(folder):
     root = os.path.join(folder, "usr/include")
     return [os.path.join(root, "torch/csrc/api/include"), root]
 
 
-def cxx_standard(dirs):
+def cxx_standard(dirs, cxx_flags):
     """17 when the headers take C++17, else 20: cmake/TorchCxxStandard.cmake's probe."""
     probe = ["g++", "-std=c++17", "-fsyntax-only", "-x", "c++", "-"]
-    probe[1:1] = [a for d in dirs for a in ("-isystem", d)]
+    probe[1:1] = cxx_flags + [a for d in dirs for a in ("-isystem", d)]
     ok = subprocess.run(probe, input="#include <ATen/core/TensorBase.h>\n", text=True,
                         capture_output=True).returncode == 0
     return "17" if ok else "20"
@@ -135,6 +147,7 @@ def main():
     p.add_argument("--build", default="build", help="a configured build folder")
     p.add_argument("--only", default="", help="check only the sources matching this regex")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--libstdcxx", default="", help="also use this GCC's C++ library headers (e.g. 13)")
     a = p.parse_args()
     if a.jobs < 1:
         fail(f"--jobs must be >= 1, not {a.jobs}")
@@ -146,17 +159,25 @@ def main():
     if not entries:
         fail(f"no C++ translation unit in {commands_file} matches --only '{a.only}'")
 
+    if a.libstdcxx and not re.fullmatch(r"\d+", a.libstdcxx):
+        fail(f"--libstdcxx must be a GCC major version such as 13, not '{a.libstdcxx}'")
+    cache = os.path.abspath(os.path.join(a.build, "torch-headers"))
     entry = package_entry(a.suite, a.component, a.package)
-    dirs = include_dirs(headers_of(entry, os.path.abspath(os.path.join(a.build, "torch-headers"))))
-    std = cxx_standard(dirs)
-    print(f"{a.package} {entry['Version']} (Debian {a.suite}): C++{std}, "
+    dirs = include_dirs(headers_of(entry, cache))
+    cxx_flags, cxx_note = [], ""
+    if a.libstdcxx:
+        library = package_entry(a.suite, "main", f"libstdc++-{a.libstdcxx}-dev")
+        cxx_flags = libstdcxx_flags(headers_of(library, cache), a.libstdcxx)
+        cxx_note = f", libstdc++ {library['Version']}"
+    std = cxx_standard(dirs, cxx_flags)
+    print(f"{a.package} {entry['Version']} (Debian {a.suite}{cxx_note}): C++{std}, "
           f"{len(entries)} translation units, {a.jobs} at a time", flush=True)
 
-    jobs = [(e, [], os.path.relpath(e["file"])) for e in entries]
+    jobs = [(e, cxx_flags, os.path.relpath(e["file"])) for e in entries]
     nccl = os.path.isfile(os.path.join(CUDA_INCLUDE, "nccl.h"))
     for e in entries:
         if nccl and "fpa_lm_distributed" in e["file"]:
-            jobs.append((e, ["-DFPA_WITH_NCCL", "-DUSE_C10D_NCCL", "-isystem", CUDA_INCLUDE],
+            jobs.append((e, cxx_flags + ["-DFPA_WITH_NCCL", "-DUSE_C10D_NCCL", "-isystem", CUDA_INCLUDE],
                          os.path.relpath(e["file"]) + " (NCCL path)"))
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
