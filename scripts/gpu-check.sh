@@ -75,6 +75,7 @@ left=$(( TOTAL_S - (SECONDS - START) - 10 ))
 if (( left < 120 )); then
   echo "error: $left s left of $TOTAL_S: the language-model check is not started"
   lm=1
+  pack lm  # the build's log, when it ran
 else
   echo "== 2. lm/device-check.sh (at most $left s)"
   OUT="$WORK/lm" HARD_S=$left BUDGET_S=$(( left - 90 )) WORK="$WORK/lm-work" LM_BIN=$lm_bin \
