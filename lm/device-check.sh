@@ -159,6 +159,8 @@ fi
 code_version=${CODE_VERSION:-$(git describe --always --abbrev=12 --dirty 2>/dev/null || echo unknown)}
 
 # --- build ----------------------------------------------------------------------------------
+# (f)'s decoders, in the same build: with BUILD_ONLY=1 up front, else when (f) runs.
+build_decoders() { run_step build-decode 300 cmake --build "$BUILD" -j "$JOBS" --target passkey-eval lm-compress; }
 if [[ -n ${LM_BIN:-} ]]; then
   BIN=$(cd "$LM_BIN" && pwd)
   echo "== build: skipped, LM_BIN=$BIN"
@@ -210,8 +212,7 @@ echo "  built or found by $(elapsed) s: $BIN"
 # (f)'s decoders when (f) is among STEPS; the steps then run with LM_BIN=$BUILD/bin.
 if [[ ${BUILD_ONLY:-0} == 1 ]]; then
   if [[ -z ${LM_BIN:-} && " $STEPS " == *" f "* ]]; then
-    run_step build-decode 300 cmake --build "$BUILD" -j "$JOBS" --target passkey-eval lm-compress ||
-      die "building passkey-eval and lm-compress failed (logs/build-decode.log)"
+    build_decoders || die "building passkey-eval and lm-compress failed (logs/build-decode.log)"
   fi
   pack_logs
   echo "lm device-check: built in $(elapsed) s: $BIN"
@@ -435,8 +436,7 @@ step_f() {
   fi
   if over_budget; then echo "  skipped: past BUDGET_S=$BUDGET_S s"; return; fi
   if [[ -z ${LM_BIN:-} ]]; then
-    run_step build-decode 300 cmake --build "$BUILD" -j "$JOBS" --target passkey-eval lm-compress ||
-      { fail "(f) building passkey-eval and lm-compress (logs/build-decode.log)"; return; }
+    build_decoders || { fail "(f) building passkey-eval and lm-compress (logs/build-decode.log)"; return; }
   fi
   [[ -x $BIN/passkey-eval && -x $BIN/lm-compress ]] || { fail "(f) no passkey-eval and lm-compress in $BIN"; return; }
   run_step decode 300 env OUT="$WORK/logs/decode" DEVICE="$DEVICE" CORPUS=data/brown/text \
