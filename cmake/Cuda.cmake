@@ -11,4 +11,16 @@ set(FPA_TORCH_HAS_CUDA OFF)
 if(TARGET torch_cuda OR CUDA_FOUND OR TORCH_CUDA_LIBRARIES)
   set(FPA_TORCH_HAS_CUDA ON)
 endif()
+# An nvcc that cannot compile CMake's test program (a host compiler newer than it supports, or a
+# C library whose math declarations clash with its headers) is skipped by check_language without
+# a word: say so, since the CUDA kernels and impl cuda are then left out.
+if(NOT FPA_HAVE_NVCC)
+  find_program(FPA_NVCC_PRESENT nvcc PATHS /usr/local/cuda/bin)
+  if(FPA_NVCC_PRESENT)
+    message(WARNING "FPA: ${FPA_NVCC_PRESENT} cannot compile a test program with this host "
+                    "compiler and C library (CMake's check output is under CMakeFiles/), so the "
+                    "CUDA kernels are left out; -DCMAKE_CUDA_HOST_COMPILER=<a g++ it supports> "
+                    "may help")
+  endif()
+endif()
 message(STATUS "FPA: nvcc=${FPA_HAVE_NVCC} torch-cuda=${FPA_TORCH_HAS_CUDA}")

@@ -46,15 +46,37 @@ int env_int(const char* name, int lo, int hi, const char* fallback = nullptr) {
 }
 
 #if defined(FPA_WITH_GLOO) || defined(FPA_WITH_NCCL)
-// Rank 0 hosts the rendezvous (a TCPStore) that every rank joins.
-c10::intrusive_ptr<c10d::TCPStore> rendezvous(int rank, int world, const std::string& addr, int port) {
+// LibTorch 2.4 and newer default the store to a libuv backend that some builds lack (Debian's);
+// 1.13 has no such option. Returns whether the options have it.
+template <class Options>
+auto set_libuv(Options& so, bool on, int) -> decltype(so.useLibUV = on, bool()) {
+  so.useLibUV = on;
+  return true;
+}
+template <class Options>
+bool set_libuv(Options&, bool, long) {
+  return false;
+}
+
+// Rank 0 hosts the rendezvous (a TCPStore) that every rank joins. libuv: "0" or "1" chooses the
+// store's backend (USE_LIBUV, as for torchrun); "", LibTorch's default, or the classic backend
+// where this LibTorch was built without libuv.
+c10::intrusive_ptr<c10d::TCPStore> rendezvous(int rank, int world, const std::string& addr, int port,
+                                              const std::string& libuv) {
   c10d::TCPStoreOptions so;
   so.port = static_cast<uint16_t>(port);
   so.isServer = rank == 0;
   so.numWorkers = world;
   so.waitWorkers = true;
   so.timeout = std::chrono::seconds(60);
-  return c10::make_intrusive<c10d::TCPStore>(addr, so);
+  if (!libuv.empty()) set_libuv(so, libuv == "1", 0);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(addr, so);
+  } catch (const std::exception& e) {
+    const bool no_libuv = std::string(e.what()).find("without libuv") != std::string::npos;
+    if (!libuv.empty() || !no_libuv || !set_libuv(so, false, 0)) throw;
+    return c10::make_intrusive<c10d::TCPStore>(addr, so);
+  }
 }
 
 // A process group of either backend: Gloo (CPU tensors) or NCCL (CUDA tensors, one GPU a rank).
@@ -89,8 +111,9 @@ class GroupCommunicator final : public Communicator {
 #endif
 
 #ifdef FPA_WITH_GLOO
-std::unique_ptr<Communicator> gloo_group(int rank, int world, const std::string& addr, int port) {
-  auto store = rendezvous(rank, world, addr, port);
+std::unique_ptr<Communicator> gloo_group(int rank, int world, const std::string& addr, int port,
+                                         const std::string& libuv) {
+  auto store = rendezvous(rank, world, addr, port, libuv);
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = std::chrono::seconds(600);
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(addr));
@@ -100,8 +123,9 @@ std::unique_ptr<Communicator> gloo_group(int rank, int world, const std::string&
 #endif
 
 #ifdef FPA_WITH_NCCL
-std::unique_ptr<Communicator> nccl_group(int rank, int world, const std::string& addr, int port) {
-  auto store = rendezvous(rank, world, addr, port);
+std::unique_ptr<Communicator> nccl_group(int rank, int world, const std::string& addr, int port,
+                                         const std::string& libuv) {
+  auto store = rendezvous(rank, world, addr, port, libuv);
   return std::make_unique<GroupCommunicator<c10d::ProcessGroupNCCL>>(
       rank, world, c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world));
 }
@@ -133,15 +157,18 @@ std::unique_ptr<Communicator> communicator_from_env(bool gpu) {
   const int rank = env_int("RANK", 0, world - 1);
   const auto addr = env("MASTER_ADDR", "127.0.0.1");
   const int port = env_int("MASTER_PORT", 1, 65535);
+  const auto libuv = env("USE_LIBUV", "");
+  if (!libuv.empty() && libuv != "0" && libuv != "1")
+    throw std::runtime_error(fmt::format("distributed: USE_LIBUV='{}' must be 0 or 1", libuv));
   if (!distributed_available(gpu))
     throw std::runtime_error(fmt::format("distributed: this build has no {} backend (WORLD_SIZE > 1)",
                                          gpu ? "NCCL" : "Gloo"));
   try {
 #ifdef FPA_WITH_NCCL
-    if (gpu) return nccl_group(rank, world, addr, port);
+    if (gpu) return nccl_group(rank, world, addr, port, libuv);
 #endif
 #ifdef FPA_WITH_GLOO
-    if (!gpu) return gloo_group(rank, world, addr, port);
+    if (!gpu) return gloo_group(rank, world, addr, port, libuv);
 #endif
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("distributed: rank {} of {} could not join {}:{}: {}",

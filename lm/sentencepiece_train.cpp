@@ -11,12 +11,17 @@
 #include <filesystem>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 namespace fs = std::filesystem;
 
 namespace fpa::lm {
 
 namespace {
+
+// SentencePiece 0.1 returns its own util::Status, 0.2 Abseil's absl::Status.
+using SentencePieceStatus =
+    decltype(std::declval<const sentencepiece::SentenceIterator&>().status());
 
 // The training split's documents, one non-empty line at a time (SentencePiece's "sentences";
 // Brown has one sentence per line).
@@ -26,7 +31,7 @@ class LineIterator : public sentencepiece::SentenceIterator {
   bool done() const override { return doc_ >= docs_.size(); }
   void Next() override { advance(); }
   const std::string& value() const override { return line_; }
-  sentencepiece::util::Status status() const override { return {}; }
+  SentencePieceStatus status() const override { return {}; }
 
  private:
   void advance() {

@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev librapidcheck-dev libfccp-dev libbenchmark-dev libglpk-dev
   libgloo-dev libopenblas0-pthread python3-matplotlib nlohmann-json3-dev
   libsentencepiece-dev libssl-dev  # the sub-word tokenizer (lm/tokenizer.h) and its SHA-256
+  libabsl-dev  # SentencePiece 0.2's header includes Abseil's, and its package does not pull it in
   python3-torch  # PyTorch for /usr/bin/python3: the operators and models from Python (tests)
 )
 # Tools that may come from elsewhere than Debian (Node.js often does): installed from Debian

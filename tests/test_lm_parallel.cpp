@@ -90,3 +90,21 @@ TEST(LmParallel, ResumesWithAnotherNumberOfRanks) {
   fs::remove_all(whole);
   fs::remove_all(corpus);
 }
+
+// USE_LIBUV (torchrun's switch for the rendezvous store's backend) takes 0 or 1; anything else is
+// refused before any rank tries to join.
+TEST(LmParallel, RefusesAUseLibuvOtherThanZeroOrOne) {
+  if (!distributed_available()) GTEST_SKIP() << "built without Gloo";
+  ::setenv("WORLD_SIZE", "2", 1);
+  ::setenv("RANK", "0", 1);
+  ::setenv("MASTER_PORT", "1", 1);  // never reached
+  ::setenv("USE_LIBUV", "yes", 1);
+  std::string error;
+  try {
+    communicator_from_env();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  for (const char* name : {"WORLD_SIZE", "RANK", "MASTER_PORT", "USE_LIBUV"}) ::unsetenv(name);
+  EXPECT_EQ(error, "distributed: USE_LIBUV='yes' must be 0 or 1");
+}

@@ -146,7 +146,10 @@ TEST_F(LmSentencePieceModule, RoundTripsEveryDocumentOfEverySplit) {
       const auto ids = tokenizer_->encode(d.text);
       for (auto id : ids) ASSERT_TRUE(id >= 0 && id < kVocab) << d.name;
       EXPECT_EQ(tokenizer_->decode(ids), d.text) << d.name;
-      EXPECT_LT(ids.size() * 2, d.text.size()) << d.name;  // pieces, not bytes
+      // Pieces, not bytes (bytes would give at least one id a byte): SentencePiece 0.1.99 gives
+      // 0.39-0.40 ids a byte on these documents, 0.2.2 (a different unigram model from the same
+      // options) 0.53-0.60.
+      EXPECT_LT(ids.size() * 4, d.text.size() * 3) << d.name;
     }
   // The stream: int32 ids, each document followed by the ids of "\n".
   const auto stream = split_stream(*tokenizer_, corpus.test);

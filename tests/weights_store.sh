@@ -32,7 +32,7 @@ git merge -q --no-ff --no-commit side >/dev/null 2>&1
 head -c 7000 /dev/urandom > $W/passkey/c.pt
 sums; git add -A; git commit -qm "merge side, publishing c in the merge itself"
 want_a=$(sha256sum $W/lm/a.pt | cut -d' ' -f1)
-echo '/results/weights/**/*.pt' > .gitignore
+printf '%s\n' '/results/weights/**/*.pt' '__pycache__/' > .gitignore  # as main's
 git rm -q --cached $W/lm/a.pt $W/passkey/b.pt $W/passkey/c.pt
 git add .gitignore; git commit -qm "weights out of the tree"
 rm $W/lm/a.pt $W/passkey/b.pt $W/passkey/c.pt

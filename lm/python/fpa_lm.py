@@ -158,9 +158,11 @@ def load_exported_file(path):
     torch.jit._pickle.restore_type_tag, which the weights-only unpickler (PyTorch >= 2.6's
     default) refuses unless it is allowed; a PyTorch without that allow-list (< 2.5) loads it
     unrestricted, as its torch.load does by default."""
+    import torch.jit._pickle as jit_pickle  # not imported by `import torch` in every version
+
     serialization = torch.serialization
     if hasattr(serialization, "safe_globals"):
-        with serialization.safe_globals([torch.jit._pickle.restore_type_tag]):
+        with serialization.safe_globals([jit_pickle.restore_type_tag]):
             return torch.load(path, weights_only=True)
     return torch.load(path, weights_only=False)
 
