@@ -189,9 +189,14 @@ else
   [[ -n ${EXTRA_CMAKE_ARGS:-} ]] && read -r -a extra <<<"$EXTRA_CMAKE_ARGS" && cfg+=("${extra[@]}")
   run_step configure 300 cmake -S . -B "$BUILD" "${cfg[@]}" || die "configure failed (logs/configure.log)"
   grep -E "^-- FPA:" "$WORK/logs/configure.log" | sed 's/^/  /'
-  if ! run_step build 420 cmake --build "$BUILD" -j "$JOBS" --target lm-train lm-eval; then
-    # lm/distributed.cpp is the one source that includes c10d's NCCL and Gloo process groups,
-    # never compiled against PyTorch 2.x before: without them lm-train still trains one process.
+  build_rc=0
+  run_step build 420 cmake --build "$BUILD" -j "$JOBS" --target lm-train lm-eval || build_rc=$?
+  if (( build_rc == 124 || build_rc == 137 || build_rc == 125 )); then
+    die "build did not finish in time (logs/build.log): a timeout, not a compile error"
+  elif (( build_rc != 0 )); then
+    # lm/distributed.cpp is the one source that includes c10d's NCCL and Gloo process groups; its
+    # NCCL path has never been compiled against a CUDA PyTorch: without them lm-train still
+    # trains one process.
     if grep -qE "with (NCCL|Gloo)" "$WORK/logs/configure.log"; then
       echo "  the build failed with c10d's NCCL or Gloo path on; retrying without them (2-rank runs then refused)"
       grep -E "error" "$WORK/logs/build.log" | head -n 5 | sed 's/^/    | /'
@@ -204,7 +209,7 @@ else
       die "build failed (logs/build.log)"
     fi
   fi
-  BIN=$ROOT/$BUILD/bin
+  BIN=$(cd "$BUILD" && pwd)/bin
 fi
 [[ -x $BIN/lm-train && -x $BIN/lm-eval ]] || die "no lm-train and lm-eval in $BIN"
 echo "  built or found by $(elapsed) s: $BIN"
