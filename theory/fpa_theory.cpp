@@ -182,8 +182,7 @@ at::Tensor output_over(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   const Eigen::Map<const Eigen::VectorXd> Q(qc.data_ptr<double>(), qc.size(0));
   const Eigen::Map<const Eigen::VectorXd> B(bc.data_ptr<double>(), bc.size(0));
   // Every column by seqN: Eigen 3.4 spells it Eigen::all and Eigen 5 Eigen::placeholders::all.
-  const auto every_column = Eigen::seqN(0, K.cols());
-  const Eigen::VectorXd s = scale * (K(kept, every_column) * Q) + B(kept);
+  const Eigen::VectorXd s = scale * (K(kept, Eigen::seqN(0, K.cols())) * Q) + B(kept);
   const Eigen::VectorXd w = (s.array() - s.maxCoeff()).exp();
   Eigen::VectorXd out = V(kept, Eigen::seqN(0, V.cols())).transpose() * w / w.sum();
   return at::from_blob(out.data(), {out.size()}, kF64).clone();
