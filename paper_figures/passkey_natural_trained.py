@@ -1,5 +1,5 @@
-"""C6 with natural filler in training (issue 46, item 3): FPA and FoX trained with every prompt's
-filler a passage of the Brown corpus's training split (lm/passkey/reproduce.sh
+"""C6 with natural filler in training (issue 46, item 3): FPA, FoX and the Transformer trained
+with every prompt's filler a passage of the Brown corpus's training split (lm/passkey/reproduce.sh
 PROFILE=passkey-natural: results/passkey/natural-trained/), evaluated in both fillers: the
 repeated sentence group (<run>.csv) and test-split passages (natural-filler/<run>.csv). Beside
 them, the models trained on the repeated filler (passkey_natural). Every trained run is counted;
@@ -18,7 +18,7 @@ from passkey_verdict import per_run
 
 FOLDER = "natural-trained"
 # The repeated-filler recipe each natural-filler recipe changes (configs/passkey/c6-<v>.conf).
-BASE = {"fpa-natural": "fpa", "fox-b5-natural": "fox-b5"}
+BASE = {"fpa-natural": "fpa", "fox-b5-natural": "fox-b5", "transformer-natural": "transformer"}
 
 
 def load(results):

@@ -28,12 +28,13 @@
 #   passkey-scale : folder scale (issue 30); seeds 0-2 of fpa-h16 (16 heads) and fpa-l4 (4
 #             layers), configs/passkey/c6-<variant>.conf, evaluated and probed as the passkey
 #             profile, weights in results/weights/passkey-scale/.
-#   passkey-natural : folder natural-trained (issue 46); seeds 0-4 of fpa-natural and
-#             fox-b5-natural (configs/passkey/c6-<variant>.conf: the C6 recipe with the filler a
-#             passage of the Brown training split per prompt), evaluated in both fillers: as the
-#             passkey profile (<run>.csv) and with natural filler from the test split
-#             (configs/passkey/eval-c6-natural.conf: natural-filler/<run>.csv); weights in
-#             results/weights/passkey-natural/. Several CPU-hours per run: meant for a GPU.
+#   passkey-natural : folder natural-trained (issue 46); seeds 0-4 of fpa-natural,
+#             fox-b5-natural and transformer-natural (configs/passkey/c6-<variant>.conf: the C6
+#             recipe with the filler a passage of the Brown training split per prompt),
+#             evaluated in both fillers: as the passkey profile (<run>.csv) and with natural
+#             filler from the test split (configs/passkey/eval-c6-natural.conf:
+#             natural-filler/<run>.csv); weights in results/weights/passkey-natural/. Several
+#             CPU-hours per run: meant for a GPU.
 # PASSKEY_SEEDS and PASSKEY_VARIANTS override the seeds and variants. A run whose
 # <run>.summary.csv exists with the same stamp (config file contents + evaluation settings) is
 # skipped; an interrupted training resumes; a run folder trained with another recipe is moved
@@ -57,7 +58,7 @@ case "$PROFILE" in
 esac
 case "$FOLDER" in
   scale) DEFAULT_VARIANTS="fpa-h16 fpa-l4" ;;
-  natural-trained) DEFAULT_VARIANTS="fpa-natural fox-b5-natural" ;;
+  natural-trained) DEFAULT_VARIANTS="fpa-natural fox-b5-natural transformer-natural" ;;
   *) DEFAULT_VARIANTS="fpa fox-b5 transformer" ;;
 esac
 VARIANTS=${PASSKEY_VARIANTS:-$DEFAULT_VARIANTS}
@@ -121,7 +122,7 @@ run_one() {
 # eval config's seed, lengths and keys); models with a bias only (the Transformer has none).
 probe_one() {
   local v=$1 seed=$2 run="$1-s$2"
-  [[ "$v" == transformer ]] && return 0
+  [[ "$v" == transformer* ]] && return 0
   [[ -s "$OUT/probe-$run.csv" ]] && return 0
   nice -n 5 "$BIN/passkey-probe" --checkpoint "$RUNS/$run" --variant "$v" --lengths "$LENGTHS" \
     --keys "$KEYS" --budget "${BUDGETS%%,*}" --seed "$EVAL_SEED" --threads 1 \
