@@ -1,6 +1,6 @@
 // What every results file records about the run that made it: the program and its command line,
 // every option's value, the seed, the code version (git describe, "-dirty" when the tree had
-// uncommitted changes), the start time and the wall time.
+// uncommitted changes), the machine's CPU, the start time and the wall time.
 #pragma once
 
 #include <chrono>
@@ -19,6 +19,19 @@ void record_execution(std::string description);
 
 class Cli;
 
+// The CPU a run computed on, as /proc/cpuinfo names it. Float results are bitwise repeatable on
+// one kind of CPU only: LibTorch and OpenBLAS pick their kernels (and so their summation order)
+// by vendor, family and instruction set, and sessions of this project have run on Intel Xeon and
+// AMD EPYC machines alike. Empty where there is no /proc/cpuinfo.
+struct MachineDescription {
+  std::string cpu_model;  // "model name", e.g. "AMD EPYC"
+  std::string cpu_id;     // "AuthenticAMD family 25 model 1"
+  std::string simd;       // those of the deciding extensions it has: "avx avx2 fma"
+  bool empty() const { return cpu_model.empty() && cpu_id.empty() && simd.empty(); }
+};
+MachineDescription parse_cpuinfo(const std::string& cpuinfo);  // its first processor
+const MachineDescription& this_machine();                        // read once
+
 struct Provenance {
   std::string program;
   std::string command_line;
@@ -27,6 +40,7 @@ struct Provenance {
   std::string code_version;
   std::string started_utc;
   std::string execution;  // "" when the tool recorded none
+  MachineDescription machine;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   static Provenance from(const Cli& cli);

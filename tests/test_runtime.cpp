@@ -3,6 +3,7 @@
 #include "experiments/cli.h"
 #include "experiments/csv_writer.h"
 #include "experiments/progress.h"
+#include "experiments/provenance.h"
 #include "experiments/renamed_flags.h"
 #include "experiments/run_dir.h"
 #include "experiments/torch_runtime.h"
@@ -209,6 +210,35 @@ TEST(Provenance, WallTimeCountsFromTheProgramStart) {
   EXPECT_LE(p.start, before);
   EXPECT_GE(p.wall_seconds(), 0.05);
   EXPECT_EQ(p.started_utc.size(), 20u);  // 2026-11-29T16:00:00Z
+}
+
+// The sidecar's machine: sessions of this project ran on Intel and AMD CPUs, whose kernels round
+// differently, so a result is traced to the kind of CPU that computed it.
+TEST(Provenance, MachineComesFromTheFirstProcessorOfCpuinfo) {
+  const std::string intel =
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+      "model name\t: Intel(R) Xeon(R) Processor\n"
+      "flags\t\t: fpu sse4_2 avx avx2 fma avx512f avx512_bf16 amx_tile\n\n"
+      "processor\t: 1\nvendor_id\t: Other\nflags\t\t: fpu\n";
+  const auto m = parse_cpuinfo(intel);
+  EXPECT_EQ(m.cpu_model, "Intel(R) Xeon(R) Processor");
+  EXPECT_EQ(m.cpu_id, "GenuineIntel family 6 model 143");
+  EXPECT_EQ(m.simd, "sse4_2 avx avx2 fma avx512f avx512_bf16 amx_tile");
+  const auto amd = parse_cpuinfo(
+      "vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 1\nmodel name : AMD EPYC\n"
+      "flags : fma sse4_1 sse4_2 avx sse4a avx2\n");
+  EXPECT_EQ(amd.cpu_id, "AuthenticAMD family 25 model 1");
+  EXPECT_EQ(amd.simd, "sse4_2 avx avx2 fma");
+  EXPECT_TRUE(parse_cpuinfo("").empty());
+
+  Provenance p;
+  p.machine = amd;
+  EXPECT_NE(p.to_json().find("\"machine\": {\"cpu_model\": \"AMD EPYC\", \"cpu_id\": "
+                             "\"AuthenticAMD family 25 model 1\", \"simd\": \"sse4_2 avx avx2 fma\"}"),
+            std::string::npos)
+      << p.to_json();
+  p.machine = {};
+  EXPECT_EQ(p.to_json().find("machine"), std::string::npos);  // none read: no field
 }
 
 TEST(CsvWriter, WritesAtomicallyWithProvenanceSidecar) {
