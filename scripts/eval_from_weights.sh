@@ -6,7 +6,7 @@
 # (C6, results/passkey/c6/), passkey-scale (issue 30's shapes, results/passkey/scale/) and
 # passkey-natural (issue 46's natural-filler recipe, results/passkey/natural-trained/: evaluated in
 # both fillers, as lm/passkey/reproduce.sh does). Regenerated files go to runs/eval/, never over
-# results/. Exits 1 when a checksum or a cell differs.
+# results/. Exits 1 when a checksum or a cell differs (beyond EVAL_ROUNDING).
 #
 #   scripts/eval_from_weights.sh <bin-dir>      EVAL_JOBS (default 2) evaluations at a time,
 #                     EVAL_STUDIES (default "lm passkey passkey-scale passkey-natural"),
@@ -27,6 +27,8 @@ for s in $STUDIES; do
     *) echo "error: EVAL_STUDIES: unknown study '$s' (lm, passkey, passkey-scale or passkey-natural)" >&2; exit 1 ;;
   esac
 done
+/usr/bin/python3 -c 'import sys; sys.exit(not 0 <= float(sys.argv[1]) < 1)' "$ROUNDING" 2>/dev/null ||
+  { echo "error: EVAL_ROUNDING='$ROUNDING' must be a number in [0, 1)" >&2; exit 1; }
 [[ -s $WEIGHTS/SHA256SUMS ]] || { echo "error: no published weights ($WEIGHTS/SHA256SUMS)" >&2; exit 1; }
 (cd "$WEIGHTS" && sha256sum --quiet -c SHA256SUMS) ||
   { echo "error: a published weights file does not match its SHA-256 ($WEIGHTS/SHA256SUMS)" >&2; exit 1; }

@@ -4,7 +4,8 @@
 # compared with its published CSVs; a natural-filler run (passkey-natural) in both fillers, a
 # Transformer without a probe; EVAL_RUNS picks runs; a number off by float rounding passes and is
 # named (fails with EVAL_ROUNDING=0); a differing cell, a number off by more, a weights file that
-# does not match its SHA-256, an unknown study and an EVAL_RUNS naming nothing fail with exit 1.
+# does not match its SHA-256, an unknown study, an EVAL_RUNS naming nothing and a malformed
+# EVAL_ROUNDING fail with exit 1.
 # Usage: eval_from_weights.sh <source-dir>
 set -uo pipefail
 src=$(cd "$1" && pwd)
@@ -98,6 +99,8 @@ refuses() {  # <message part> <command...>
 }
 refuses "unknown study 'passkey-nat'" env EVAL_STUDIES=passkey-nat scripts/eval_from_weights.sh "$bin"
 refuses "EVAL_RUNS='nothing' names no published weights" env EVAL_RUNS=nothing scripts/eval_from_weights.sh "$bin"
+refuses "EVAL_ROUNDING='1e-x' must be a number in \[0, 1)" env EVAL_ROUNDING=1e-x scripts/eval_from_weights.sh "$bin"
+refuses "EVAL_ROUNDING='2' must be a number in \[0, 1)" env EVAL_ROUNDING=2 scripts/eval_from_weights.sh "$bin"
 refuses "some regenerated cells differ" env EVAL_STUDIES=passkey-natural EVAL_ROUNDING=0 scripts/eval_from_weights.sh "$bin"
 cell fpa-natural-s0 - fpa-natural "$N/probe-fpa-natural-s0.csv" -525.5
 refuses "some regenerated cells differ" env EVAL_STUDIES=passkey-natural scripts/eval_from_weights.sh "$bin"
