@@ -7,9 +7,10 @@ Every row and every column other than the timing columns below must be equal as 
 tools print floats with full precision, so the same computation on the same kind of CPU gives the
 same text). With --rounding, two numbers that differ by at most REL x max(1, |a|, |b|) count as
 equal to rounding instead: another kind of CPU (LibTorch and OpenBLAS choose their kernels by the
-CPU) rounds float32 differently. Prints one line per pair, saying how many cells were equal as
-text and how many to rounding only (with the largest such difference), and exits 1 when any
-cell differs beyond that, naming the first few."""
+CPU) rounds float32 differently. Two whole numbers (counts, flags, lengths, offsets) must still be
+equal. Prints one line per pair, saying how many cells were equal as text and how
+many to rounding only (with the largest such difference), and exits 1 when any cell differs
+beyond that, naming the first few."""
 import argparse, csv, sys
 
 TIMING = {"decode_ms_per_token", "decode_cpu_ms_per_token", "prefill_ms", "tokens_per_s",
@@ -21,13 +22,20 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def rounding_gap(a, b):
-    """|a - b| / max(1, |a|, |b|) when both cells are finite numbers, else None."""
+def number(text):
+    """The cell as a finite float, else None."""
     try:
-        x, y = float(a), float(b)
+        x = float(text)
     except (TypeError, ValueError):
         return None
-    if x != x or y != y or abs(x) == float("inf") or abs(y) == float("inf"):
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def rounding_gap(a, b):
+    """|a - b| / max(1, |a|, |b|) when both cells are finite numbers and not both whole, else
+    None (they must be equal as text)."""
+    x, y = number(a), number(b)
+    if x is None or y is None or (x.is_integer() and y.is_integer()):
         return None
     return abs(x - y) / max(1.0, abs(x), abs(y))
 

@@ -5,7 +5,7 @@
 # Transformer without a probe; EVAL_RUNS picks runs; a number off by float rounding passes and is
 # named (fails with EVAL_ROUNDING=0); a differing cell, a number off by more, a weights file that
 # does not match its SHA-256, an unknown study, an EVAL_RUNS naming nothing and a malformed
-# EVAL_ROUNDING fail with exit 1.
+# EVAL_ROUNDING fail with exit 1; two whole numbers never match to rounding.
 # Usage: eval_from_weights.sh <source-dir>
 set -uo pipefail
 src=$(cd "$1" && pwd)
@@ -110,4 +110,7 @@ refuses "some regenerated cells differ" env EVAL_STUDIES=passkey-natural scripts
 grep -q "column variant: published 'fpa-nat', regenerated 'fpa-natural'" "$tmp/out" || { cat "$tmp/out"; fail "the differing cell is not named"; }
 echo changed >"$W/passkey-natural/fpa-natural-s0.pt"
 refuses "does not match its SHA-256" scripts/eval_from_weights.sh "$bin"
+# compare_cells.py alone: whole numbers (offsets, counts, flags) never match to rounding.
+printf 'filler_offset\n100000\n' >"$tmp/a.csv"; printf 'filler_offset\n100005\n' >"$tmp/b.csv"
+refuses "DIFFERS" /usr/bin/python3 scripts/compare_cells.py --rounding 1e-4 "$tmp/a.csv" "$tmp/b.csv"
 echo "PASS: eval_from_weights"
