@@ -1,12 +1,14 @@
 // What every results file records about the run that made it: the program and its command line,
 // every option's value, the seed, the code version (git describe, "-dirty" when the tree had
-// uncommitted changes), the machine's CPU, the start time and the wall time.
+// uncommitted changes), the machine's CPU, the start time and the wall time; a resumed training run
+// also lists the invocations that trained it before (resumed_from).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace fpa {
 
@@ -32,6 +34,20 @@ struct MachineDescription {
 MachineDescription parse_cpuinfo(const std::string& cpuinfo);  // its first processor
 const MachineDescription& this_machine();                        // read once
 
+// A run resumed from a checkpoint was trained by earlier invocations too, perhaps by other code
+// or on another kind of CPU, and then its numbers repeat bit for bit only by the same sequence.
+// Its sidecar lists them, oldest first, as "resumed_from": one JSON object per invocation on one
+// line, {"code_version", "started_utc", "wall_s" (to its last checkpoint), "machine"}, taken from
+// the sidecar the run's log had when it was resumed: its own list, then the invocation that wrote
+// it. Empty when `sidecar_json` is not a sidecar.
+std::vector<std::string> invocations_in_sidecar(const std::string& sidecar_json);
+// The training loop records them on resume; every Provenance made afterwards carries them.
+void record_resumed_from(std::vector<std::string> invocations);
+// "" when every invocation had this code version and this kind of CPU (cpu_id and simd);
+// otherwise one line naming those that did not.
+std::string resumed_elsewhere(const std::vector<std::string>& invocations,
+                              const std::string& code_version, const MachineDescription& here);
+
 struct Provenance {
   std::string program;
   std::string command_line;
@@ -41,6 +57,7 @@ struct Provenance {
   std::string started_utc;
   std::string execution;  // "" when the tool recorded none
   MachineDescription machine;
+  std::vector<std::string> resumed_from;  // earlier invocations of a resumed run (JSON objects)
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   static Provenance from(const Cli& cli);

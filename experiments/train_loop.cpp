@@ -4,6 +4,7 @@
 #include "experiments/cli.h"
 #include "experiments/execution.h"
 #include "experiments/progress.h"
+#include "experiments/provenance.h"
 #include "experiments/run_dir.h"
 
 #include <fmt/format.h>
@@ -43,6 +44,17 @@ class RunLog {
       : run_(run), task_(task), path_((fs::path(run.out_dir) / run.log_name).string()) {}
 
   std::string text(const RunProgress& p) const { return task_.log_header() + "\n" + p.log_rows; }
+
+  // On resume: the invocations that trained the run so far, from the sidecar the log has, go into
+  // every sidecar this one writes; a note when one ran other code or on another kind of CPU.
+  void record_earlier_invocations() const {
+    const auto sidecar = path_ + ".json";
+    if (!run_.provenance || !fs::exists(sidecar)) return;
+    const auto earlier = invocations_in_sidecar(read_file(sidecar));
+    record_resumed_from(earlier);
+    if (const auto note = resumed_elsewhere(earlier, code_version(), this_machine()); !note.empty())
+      std::cerr << fmt::format("{}: note: {}\n", run_.tool, note);
+  }
 
   void write(const RunProgress& p) const {  // the sidecar first: no log without one
     if (run_.provenance) write_file_atomic(path_ + ".json", run_.provenance());
@@ -90,6 +102,7 @@ TrainOutcome train(Trainee trainee, const TrainSchedule& schedule, TrainTask& ta
     throw std::logic_error("train: a run directory needs a checkpoint format");
   auto& optimizer = trainee.optimizer;
   const RunLog log(run, task);
+  record_resumed_from({});  // this run's own, once resumed (a process may train several runs)
 
   // 1. The run directory: resume from its checkpoint, or refuse to overwrite a run.
   RunProgress progress;
@@ -119,6 +132,7 @@ TrainOutcome train(Trainee trainee, const TrainSchedule& schedule, TrainTask& ta
       remove_stale_temps(run.out_dir);
       if (!seen.empty()) {
         std::cerr << fmt::format("{}: resuming {} at step {}\n", run.tool, run.out_dir, progress.step);
+        log.record_earlier_invocations();
         log.sync(progress);
       }
     }

@@ -3,7 +3,8 @@
 # and its final log lost log rows for good, and the resume printed "final validation loss nan").
 # FPA_TEST_STOP_AT_RENAME=k makes the k-th rename of a run a SIGKILL (experiments/atomic_file.h);
 # for every k, the killed run resumed must end with the log (all but the wall-time column) and
-# the checkpoint's tensors of an uninterrupted run, and no temporary left behind.
+# the checkpoint's tensors of an uninterrupted run, a log sidecar that is JSON, and no temporary
+# left behind.
 # Usage: kill_at_rename.sh <bin-dir>
 set -u
 bin=$(cd "$1" && pwd)
@@ -47,6 +48,9 @@ kill_everywhere() {
     [[ $(cut -d, -f"$cols" "$dir/$log" 2>/dev/null) == "$ref_log" ]] || why+="log differs from the uninterrupted run's; "
     [[ $(tensors "$dir/checkpoint.pt") == "$ref_tensors" ]] || why+="checkpoint tensors differ; "
     [[ -f $dir/$log.json ]] || why+="no log sidecar; "
+    # A resumed run's sidecar lists the invocations before it (resumed_from): still JSON.
+    "$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert all("code_version" in i for i in d.get("resumed_from", []))' \
+      "$dir/$log.json" 2>/dev/null || why+="the log sidecar is not JSON with resumed_from's invocations; "
     [[ -z $(find "$dir" -name '*.tmp.*') ]] || why+="temporaries left: $(find "$dir" -name '*.tmp.*'); "
     if [[ -n $why ]]; then echo "FAIL $name killed at rename $k: $why"; status=1
     else echo "ok   $name killed at rename $k, resumed: log and checkpoint as uninterrupted"; fi

@@ -241,6 +241,41 @@ TEST(Provenance, MachineComesFromTheFirstProcessorOfCpuinfo) {
   EXPECT_EQ(p.to_json().find("machine"), std::string::npos);  // none read: no field
 }
 
+// A run resumed from its checkpoint: the sidecar keeps each earlier invocation as it was recorded
+// (code version, start, wall time, machine), oldest first, and says which differ from this one.
+TEST(Provenance, AResumedRunsSidecarListsItsEarlierInvocationsOldestFirst) {
+  const MachineDescription xeon{"Xeon \"v4\"", "GenuineIntel family 6 model 79", "avx2"},
+      epyc{"AMD EPYC", "AuthenticAMD family 25 model 1", "avx2 fma"};
+  Provenance first;
+  first.code_version = "aaa";
+  first.started_utc = "2026-12-01T00:00:00Z";
+  first.machine = xeon;
+  const auto one = invocations_in_sidecar(first.to_json());
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].rfind("{\"code_version\": \"aaa\", \"started_utc\": \"2026-12-01T00:00:00Z\", "
+                         "\"wall_s\": ", 0), 0u) << one[0];
+  EXPECT_NE(one[0].find("\"machine\": {\"cpu_model\": \"Xeon \\\"v4\\\"\""), std::string::npos) << one[0];
+  Provenance second;
+  second.code_version = "bbb";
+  second.machine = epyc;
+  second.resumed_from = one;
+  const auto two = invocations_in_sidecar(second.to_json());
+  ASSERT_EQ(two.size(), 2u) << second.to_json();
+  EXPECT_EQ(two[0], one[0]);
+  EXPECT_NE(two[1].find("\"code_version\": \"bbb\""), std::string::npos);
+  EXPECT_EQ(resumed_elsewhere({two[1]}, "bbb", epyc), "");
+  EXPECT_EQ(resumed_elsewhere(two, "bbb", epyc),
+            "1 of the 2 earlier invocation(s) of this run ran other code or on another kind of CPU "
+            "than this one (code bbb on AuthenticAMD family 25 model 1 [avx2 fma]): #1 (started "
+            "2026-12-01T00:00:00Z): code aaa on GenuineIntel family 6 model 79 [avx2]. Its numbers "
+            "repeat bit for bit only by the same sequence; the sidecar lists them under resumed_from");
+  EXPECT_NE(resumed_elsewhere({two[1]}, "ccc", epyc), "");  // other code, same CPU
+  second.machine = {};
+  EXPECT_NE(resumed_elsewhere(invocations_in_sidecar(second.to_json()), "bbb", epyc)
+                .find("a CPU not recorded"), std::string::npos);
+  EXPECT_TRUE(invocations_in_sidecar("not a sidecar").empty());
+}
+
 TEST(CsvWriter, WritesAtomicallyWithProvenanceSidecar) {
   auto dir = scratch("csv");
   const auto path = (dir / "sub" / "r.csv").string();

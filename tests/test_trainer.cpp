@@ -1,7 +1,11 @@
 // The one training loop (experiments/train_loop.h) with passkey-train's task: what lm-train's tests
 // check for the text task (tests/test_lm_train.cpp) holds for this study too: a NaN loss stops
 // before the optimiser step and keeps the last good checkpoint, a killed run resumes to the
-// uninterrupted run's weights, and a run that reached its goal has nothing to do when resumed.
+// uninterrupted run's weights, and a run that reached its goal has nothing to do when resumed;
+// a resumed run's sidecar lists the invocations that trained it before.
+#include "experiments/atomic_file.h"
+#include "experiments/cli.h"
+#include "experiments/provenance.h"
 #include "lm/checkpoint.h"
 #include "lm/passkey/train_task.h"
 #include "experiments/train_loop.h"
@@ -105,5 +109,51 @@ TEST(OneTrainer, PasskeyGoalStopsTheRunAndAResumeHasNothingToDo) {
   const auto again = run(dir, resume);
   EXPECT_EQ(again.steps_done, 2);
   EXPECT_EQ(again.nothing_to_do, "learned the task at step 2");
+  fs::remove_all(dir);
+}
+
+// Sessions of this project resume runs on whichever machine they get: a run resumed by other code
+// or on another kind of CPU says so, and its sidecar keeps every invocation that trained it.
+TEST(OneTrainer, AResumedRunListsTheInvocationsThatTrainedItBefore) {
+  const auto dir = lmtest::make_temp_dir("pk-invocations");
+  const auto sidecar = dir + "/train_log.csv.json";
+  PasskeyRun run(8, 0);
+  Cli cli("passkey-train", "test", "out.csv");
+  char name[] = "passkey-train";
+  char* argv[] = {name};
+  cli.parse(1, argv);
+  const auto part = [&](int64_t kill_after) {
+    TrainRun r;
+    r.resume = true;
+    r.kill_after_steps = kill_after;
+    r.provenance = [&cli] { return Provenance::from(cli).to_json(); };
+    testing::internal::CaptureStderr();
+    run(dir, r);
+    return testing::internal::GetCapturedStderr();
+  };
+  part(3);                                 // invocation 1: checkpoint at step 2, then killed
+  EXPECT_EQ(invocations_in_sidecar(read_file(sidecar)).size(), 1u);
+  EXPECT_EQ(read_file(sidecar).find("resumed_from"), std::string::npos);  // never resumed yet
+  const auto second = part(5);             // invocation 2, here: checkpoint at step 4
+  EXPECT_EQ(second.find("note:"), std::string::npos) << second;
+  auto text = read_file(sidecar);
+  ASSERT_EQ(invocations_in_sidecar(text).size(), 2u);  // invocation 1 listed, 2 on top
+  // As if invocation 2 had run on another kind of CPU.
+  const auto at = text.find("\"machine\": {");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, text.find('}', at) + 1 - at,
+               "\"machine\": {\"cpu_model\": \"Intel Xeon\", \"cpu_id\": \"GenuineIntel family 6 "
+               "model 143\", \"simd\": \"avx512f\"}");
+  write_file_atomic(sidecar, text);
+  const auto third = part(-1);             // invocation 3, here, to the end
+  EXPECT_NE(third.find("note: 1 of the 2 earlier invocation(s)"), std::string::npos) << third;
+  EXPECT_NE(third.find("#2 (started "), std::string::npos) << third;
+  EXPECT_NE(third.find("GenuineIntel family 6 model 143 [avx512f]"), std::string::npos) << third;
+  const auto last = invocations_in_sidecar(read_file(sidecar));
+  ASSERT_EQ(last.size(), 3u);
+  EXPECT_NE(last[1].find("GenuineIntel"), std::string::npos);
+  EXPECT_EQ(last[0].find("GenuineIntel"), std::string::npos);
+  EXPECT_NE(last[2].find(code_version()), std::string::npos);
+  EXPECT_EQ(load_model(dir).step, 8);
   fs::remove_all(dir);
 }
