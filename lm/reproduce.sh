@@ -14,7 +14,8 @@
 #   lm-small : the small preset (about 3.3M parameters), FPA and FoX, seeds LM_SEEDS (default
 #              0 1 2, issue 30): opt-in; its measured time is in the runs' logs and sidecars
 #              (lm/README.md says where)
-#   lm-medium: the medium preset (10.7M parameters), FPA and FoX, seed 0: opt-in, hours per run
+#   lm-medium: the medium preset (10.7M parameters), FPA and FoX, seeds LM_SEEDS (default 0 1 2:
+#              the trend with size is judged only with 3 seeds a preset): opt-in, hours per run
 #   paper-smoke: the paper preset's path end to end on a CPU in about a minute: paper-smoke.conf
 #              (paper.conf's structure, a SentencePiece tokenizer of 512 pieces trained on the
 #              corpus's training split on first use, a few steps of a tiny model), FPA, FoX and the
@@ -72,7 +73,7 @@ case "$PROFILE" in
         VARIANTS=${LM_VARIANTS:-"transformer softmax-nope fox fpa"}; ABLATIONS="softmax-nope" ;;
   lm-small) PRESET=small; STEPS=${LM_SMALL_STEPS:-0}; SEEDS=${LM_SEEDS:-"0 1 2"}
             VARIANTS=${LM_VARIANTS:-"fox fpa"}; ABLATIONS="" ;;
-  lm-medium) PRESET=medium; STEPS=${LM_MEDIUM_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
+  lm-medium) PRESET=medium; STEPS=${LM_MEDIUM_STEPS:-0}; SEEDS=${LM_SEEDS:-"0 1 2"}
              VARIANTS=${LM_VARIANTS:-"fox fpa"}; ABLATIONS="" ;;
   paper-smoke) PRESET=paper-smoke; STEPS=${LM_SMOKE_STEPS:-0}; SEEDS=${LM_SEEDS:-0}
                VARIANTS=${LM_VARIANTS:-"transformer fox fpa"}; ABLATIONS=""
