@@ -67,6 +67,12 @@ void straight_through_general(const BlockBias<T>& block, const T* phi, int64_t c
 // log space: Z_j = exp(tl_j) + exp(rz_i) is factored per row as exp(m_i) (E_j F_i + G_i) with
 // E_j = exp(tl_j - tl_0) in [e^-range, 1] and max(F_i, G_i) = 1, so the per-entry work is a
 // multiply-add and two divisions instead of three exponentials and a logarithm.
+// The recurrence runs along a row, so a row at a time is one long chain of dependent steps.
+// Rows are independent: kLanes rows advance together, one column at a time, as vector lanes.
+// Each entry's arithmetic is the row-at-a-time loop's, and col[c] still adds its rows in
+// increasing order, so the bits are the same.
+constexpr int64_t kLanes = 8;
+
 template <class T>
 void straight_through_factored(const BlockBias<T>& block, const T* phi, int64_t cols,
                                int64_t rows, const T* g, int64_t ld, T* carry_r,
@@ -79,22 +85,39 @@ void straight_through_factored(const BlockBias<T>& block, const T* phi, int64_t 
     w[c] = std::exp(block.log_weight(phi[c]) - tl[0]);  // w_j / exp(tl_0) <= e[c]
   }
   std::fill(col.begin(), col.end(), 0.0);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T m = std::max(tl[0], rz[r]);
-    const T f = std::exp(tl[0] - m), gr = std::exp(rz[r] - m);
-    T prev_z = e[0] * f + gr;
-    T ratio = std::exp(m + std::log(prev_z) - carry_logz[r]);
-    T R = carry_r[r];
-    const T* gr_row = g + r * ld;
-    for (int64_t c = 0; c < cols; ++c) {
-      const T z = e[c] * f + gr;
-      if (c > 0) ratio = z / prev_z;
-      R = R * ratio + gr_row[c];
-      col[c] += double(w[c] * f / z * R);
-      prev_z = z;
+  for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
+    const int64_t lanes = std::min(kLanes, rows - r0);
+    // Lanes past the last row get f = 0, G = 1, R = 0, g = 0: finite, and never added to col.
+    T m[kLanes], f[kLanes], gr[kLanes], prev_z[kLanes], ratio[kLanes], R[kLanes];
+    T g_by_col[kMaxTile * kLanes];
+    double term[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) {
+      const bool row = l < lanes;
+      m[l] = row ? std::max(tl[0], rz[r0 + l]) : T(0);
+      f[l] = row ? std::exp(tl[0] - m[l]) : T(0);
+      gr[l] = row ? std::exp(rz[r0 + l] - m[l]) : T(1);
+      prev_z[l] = e[0] * f[l] + gr[l];
+      ratio[l] = row ? std::exp(m[l] + std::log(prev_z[l]) - carry_logz[r0 + l]) : T(1);
+      R[l] = row ? carry_r[r0 + l] : T(0);
+      for (int64_t c = 0; c < cols; ++c) g_by_col[c * kLanes + l] = row ? g[(r0 + l) * ld + c] : T(0);
     }
-    carry_r[r] = R;
-    carry_logz[r] = m + std::log(prev_z);
+    for (int64_t c = 0; c < cols; ++c) {
+      const T* gc = g_by_col + c * kLanes;
+      T z[kLanes];
+      for (int64_t l = 0; l < kLanes; ++l) z[l] = e[c] * f[l] + gr[l];
+      if (c > 0)
+        for (int64_t l = 0; l < kLanes; ++l) ratio[l] = z[l] / prev_z[l];
+      for (int64_t l = 0; l < kLanes; ++l) {
+        R[l] = R[l] * ratio[l] + gc[l];
+        term[l] = double(w[c] * f[l] / z[l] * R[l]);
+        prev_z[l] = z[l];
+      }
+      for (int64_t l = 0; l < lanes; ++l) col[c] += term[l];
+    }
+    for (int64_t l = 0; l < lanes; ++l) {
+      carry_r[r0 + l] = R[l];
+      carry_logz[r0 + l] = m[l] + std::log(prev_z[l]);
+    }
   }
   for (int64_t c = 0; c < cols; ++c) dphi[c] += col[c];
 }
@@ -180,16 +203,16 @@ void backward(const Problem& p, const BackwardArgs<T>& a) {
           gemm_tn<T>(cols, d, rows, scale, ds.data(), B, qi, d, T(1), dk + j0 * d, d);
           gemm_nn<T>(rows, d, cols, scale, ds.data(), B, k + j0 * d, d, T(1), dqi, d);
           if (!dgate) continue;
-          // Column sums of g: -phi_j (FPA) and -F_j (FoX) terms.
+          // Column sums of g: -phi_j (FPA) and -F_j (FoX) terms; FoX's row sums (+F_i) in a
+          // loop of their own, as their one long chain of additions would hold up the columns'.
           std::fill(col.begin(), col.end(), 0.0);
           for (int64_t r = 0; r < rows; ++r) {
             const T* dsr = ds.data() + r * B;
+            for (int64_t c2 = 0; c2 < cols; ++c2) col[c2] += dsr[c2];
+            if (p.variant != Variant::Fox) continue;
             double row = 0;
-            for (int64_t c2 = 0; c2 < cols; ++c2) {
-              col[c2] += dsr[c2];
-              row += dsr[c2];
-            }
-            if (p.variant == Variant::Fox) dgate[i0 + r] += row;
+            for (int64_t c2 = 0; c2 < cols; ++c2) row += dsr[c2];
+            dgate[i0 + r] += row;
           }
           for (int64_t c2 = 0; c2 < cols; ++c2) dgate[j0 + c2] -= col[c2];
           if (exact && diagonal) {
