@@ -11,7 +11,9 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <tuple>
+#include <vector>
 
 namespace fpa::testing {
 namespace {
@@ -286,6 +288,27 @@ TEST(FusedMath, ExpIsAccurateAndDropsNegligibleWeightsToZero) {
   fused::exp_inplace(tail.data(), int64_t(tail.size()));
   for (size_t i = 0; i + 1 < tail.size(); ++i) EXPECT_EQ(tail[i], 0.0f) << "entry " << i;
   EXPECT_TRUE(std::isnan(tail.back()));
+}
+
+// The forward's row maximum by eight running maxima gives the bits of the one-chain loop it
+// replaced, zeros' signs included, on rows with ties, -inf (masked keys), +-0 and NaN.
+TEST(FusedMath, MaxOfGivesTheSequentialLoopsBits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> values{-inf, -1.5f, -0.0f, 0.0f, 2.0f, 2.0f, 7.25f, nan, -3.0f};
+  std::mt19937 gen(7);
+  std::uniform_int_distribution<size_t> pick(0, values.size() - 1);
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int64_t n = trial % 70;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = values[pick(gen)];
+    const float init = trial % 3 == 0 ? -inf : values[pick(gen) % 7];  // never NaN, as row_max
+    float want = init;
+    for (const float v : x) want = std::max(want, v);
+    const float got = fused::max_of(x.data(), n, init);
+    ASSERT_EQ(std::signbit(got), std::signbit(want)) << "trial " << trial;
+    ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << "trial " << trial;
+  }
 }
 
 }  // namespace

@@ -51,11 +51,8 @@ void forward(const Problem& p, const ForwardArgs<T>& a) {
         for (int64_t r = 0; r < rows; ++r) {
           T* sr = s.data() + r * B;
           const T* br = bias.data() + r * B;
-          T mx = row_max[r];
-          for (int64_t c = 0; c < cols; ++c) {
-            sr[c] += br[c];  // -inf above the diagonal
-            mx = std::max(mx, sr[c]);
-          }
+          for (int64_t c = 0; c < cols; ++c) sr[c] += br[c];  // -inf above the diagonal
+          const T mx = max_of(sr, cols, row_max[r]);
           const T rescale = std::exp(row_max[r] - mx);  // 0 on the first tile
           for (int64_t c = 0; c < cols; ++c) sr[c] -= mx;
           exp_inplace(sr, cols);
