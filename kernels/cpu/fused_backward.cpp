@@ -99,7 +99,8 @@ void straight_through_factored(const BlockBias<T>& block, const T* phi, int64_t 
       prev_z[l] = e[0] * f[l] + gr[l];
       ratio[l] = row ? std::exp(m[l] + std::log(prev_z[l]) - carry_logz[r0 + l]) : T(1);
       R[l] = row ? carry_r[r0 + l] : T(0);
-      for (int64_t c = 0; c < cols; ++c) g_by_col[c * kLanes + l] = row ? g[(r0 + l) * ld + c] : T(0);
+      for (int64_t c = 0; c < cols; ++c)
+        g_by_col[c * kLanes + l] = row ? g[(r0 + l) * ld + c] : T(0);
     }
     for (int64_t c = 0; c < cols; ++c) {
       const T* gc = g_by_col + c * kLanes;
