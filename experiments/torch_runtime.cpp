@@ -4,11 +4,6 @@
 #include <ATen/Parallel.h>
 
 #include <dlfcn.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-
-#include <climits>
-#endif
 
 namespace fpa {
 
@@ -36,24 +31,6 @@ void set_openblas_threads(int threads) {
 void set_threads(int threads) {
   at::set_num_threads(threads);
   set_openblas_threads(threads);
-}
-
-// glibc serves a request above its mmap threshold (at most 32 MiB) with a fresh mapping and
-// unmaps it when freed, and LibTorch's CPU allocator caches nothing, so every training step
-// faulted in and zeroed again its largest activations (the medium preset's MLP: 50 MiB a
-// layer): about 4% of a medium step here, measured with the same losses. Served from the heap
-// and kept, that memory is reused; the peak resident size did not grow. Threads other than the
-// main one still map their largest requests (glibc's own fallback).
-void keep_freed_memory() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);
-#endif
-}
-
-void set_up_cpu(int threads) {
-  set_threads(threads);
-  keep_freed_memory();
 }
 
 }  // namespace fpa

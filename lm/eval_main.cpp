@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
   settings.positions = cli.get<std::string>("positions");
   settings.summary = cli.get<std::string>("summary");
   try {
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     const auto execution = execution_of(cli);
     auto loaded = load_model(cli.get<std::string>("checkpoint"));
     loaded.model->use_device(execution.device);

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
       fail_usage(e.what());
     }
     if (o.train.warmup >= o.train.steps) o.train.warmup = std::max<int64_t>(1, o.train.steps / 10);
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     if (cli.flag("print-params")) {
       const double params = parameter_count_of(o.model);  // each variant is built in turn
       require_memory(4 * params, "lm-train --print-params",

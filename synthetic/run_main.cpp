@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   syn::require_run_memory(config);
   try {
     fpa::seed_everything(config.seed);
-    fpa::set_up_cpu(cli.threads());
+    fpa::set_threads(cli.threads());
     auto model_config = config.model;
     syn::TargetSetModel model(model_config);
     const auto& a = config.model.attention;

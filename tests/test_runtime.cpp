@@ -11,9 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -352,26 +349,6 @@ TEST(Progress, FormatsDurations) {
   EXPECT_EQ(Progress::format_duration(185), "3m05s");
   EXPECT_EQ(Progress::format_duration(3720), "1h02m");
   EXPECT_EQ(Progress::format_duration(-1), "?");
-}
-
-// What keep_freed_memory is for: a request larger than glibc's largest mmap threshold (32 MiB),
-// as the medium preset's MLP activations are, comes from the heap, which keeps it once freed.
-TEST(TorchRuntime, FreedMemoryIsKeptForReuse) {
-#if defined(__GLIBC__)
-  fpa::keep_freed_memory();
-  const struct mallinfo2 before = mallinfo2();
-  char* block = static_cast<char*>(std::malloc(size_t(64) << 20));
-  ASSERT_NE(block, nullptr);
-  asm volatile("" : : "r"(block) : "memory");  // the allocation is used: not elided
-  const struct mallinfo2 during = mallinfo2();
-  std::free(block);
-  const struct mallinfo2 after = mallinfo2();
-  EXPECT_EQ(during.hblks, before.hblks) << "a 64 MiB request got a mapping of its own";
-  EXPECT_GE(during.arena, before.arena + (size_t(64) << 20));
-  EXPECT_EQ(after.arena, during.arena) << "the freed block went back to the kernel";
-#else
-  GTEST_SKIP() << "not glibc";
-#endif
 }
 
 // --threads must reach the BLAS too: OpenBLAS's own pool otherwise spins on the other core.

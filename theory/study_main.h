@@ -14,7 +14,7 @@ namespace fpa::theory {
 template <class Study>
 int run_theory_study(const Cli& cli, Study&& study) {
   try {
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     return study() ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << std::endl;

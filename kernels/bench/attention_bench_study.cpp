@@ -112,7 +112,7 @@ std::vector<Job> jobs_of(const AttentionBenchSettings& s) {
 
 AttentionBenchResult run_attention_bench(const AttentionBenchSettings& s) {
   seed_everything(s.seed);
-  set_up_cpu(s.threads);  // LibTorch's threads, OpenBLAS's, the allocator
+  set_threads(s.threads);  // LibTorch's threads and OpenBLAS's
   install_alloc_meter();
   const int64_t d = s.head_dim, heads = s.heads, batch = s.batch, tile = s.tile;
   const auto dtype = s.dtype == "float64" ? at::kDouble : at::kFloat;

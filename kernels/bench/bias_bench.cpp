@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   const auto n_list = split_int_list(cli.get<std::string>("lengths"), "lengths");
   for (int n : n_list)
     if (n < 1) fail_usage(fmt::format("--lengths: {} is not a positive length", n));
-  set_up_cpu(cli.threads());
+  set_threads(cli.threads());
 
   const int64_t tile = cli.get<int>("tile");
   const uint64_t seed = cli.seed();

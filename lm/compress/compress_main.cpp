@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   const auto budgets = cache::budgets_from(cli);
 
   try {
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     const auto execution = fp32_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
     seed_everything(cli.seed());
     auto loaded = load_model(cli.get<std::string>("checkpoint"));

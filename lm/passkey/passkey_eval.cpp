@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   const auto settings = settings_from(cli);
   const auto budgets = cache::budgets_from(cli);
   try {
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     const auto execution = fp32_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
     const auto setup = load_eval_setup(cli, settings.lengths, "passkey-eval");
     // On a GPU the weights move there and the KV caches follow them (kernels/cpu/kv_cache.h's

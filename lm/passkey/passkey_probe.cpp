@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   settings.seed = cli.seed();
   settings.out = cli.out();
   try {
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     const auto execution = fp32_execution_of(cli, "KV-cache decoding (lm/cache) runs in float32 (bf16 decoding is not built)");
     const auto setup = load_eval_setup(cli, lengths, "passkey-probe");  // passkey-eval's set-up
     if (!execution.device.is_cpu()) lm::LanguageModel(setup.loaded.model)->use_device(execution.device);

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     passkey::TrainSettings s;
     s.task.curriculum =
         passkey::parse_curriculum(cli.get<std::string>("curriculum"), final_length, pc.fixed_bytes());
-    set_up_cpu(cli.threads());
+    set_threads(cli.threads());
     s.execution = execution_of(cli);
     lm::apply_options(cli, kSettings, s.model, s.train);  // lm's AdamW and clipping otherwise
     s.model.impl = choose_impl(cli.get<std::string>("impl"), lm::operator_variant(s.model.kind),
