@@ -138,8 +138,9 @@ TEST(OneTrainer, AResumedRunListsTheInvocationsThatTrainedItBefore) {
   EXPECT_EQ(second.find("note:"), std::string::npos) << second;
   auto text = read_file(sidecar);
   ASSERT_EQ(invocations_in_sidecar(text).size(), 2u);  // invocation 1 listed, 2 on top
-  // As if invocation 2 had run on another kind of CPU: one no machine running this test is (a
-  // real vendor here failed on exactly such a machine, as its invocations 1 and 3 named it too).
+  // As if invocation 2 had run on another kind of CPU, with a vendor no real CPU reports: a real
+  // one (GenuineIntel) made the test fail on that vendor's machines, where invocations 1 and 3
+  // name it too.
   const auto at = text.find("\"machine\": {");
   ASSERT_NE(at, std::string::npos) << text;
   text.replace(at, text.find('}', at) + 1 - at,
