@@ -29,18 +29,6 @@ std::string no_gpu_reason() {
 
 bool is_half(at::ScalarType t) { return t == at::kBFloat16 || t == at::kHalf; }
 
-// q, k, v, dout rounded to dtype (the gate stays: float32 values, float32 for half inputs), so
-// that the float64 reference sees what the kernels see.
-Inputs rounded(const Inputs& in, at::ScalarType dtype) {
-  auto r = [&](const at::Tensor& t) { return t.to(dtype).to(at::kDouble); };
-  Inputs out = in;
-  out.q = r(in.q);
-  out.k = r(in.k);
-  out.v = r(in.v);
-  out.dout = r(in.dout);
-  return out;
-}
-
 // Output and gradients of the CUDA implementation, computed on the GPU, returned on the CPU.
 Result run_cuda(const Inputs& in, AttentionOptions opts, at::ScalarType dtype) {
   const auto gate_dtype = is_half(dtype) ? at::kFloat : dtype;

@@ -97,18 +97,6 @@ at::Tensor download(const Device& dev) {
   return host.to(at::kDouble);
 }
 
-// The inputs as the kernels see them in `dtype` (q, k, v, dout rounded; the gate in the
-// accumulator type), so the reference is computed on the same values.
-Inputs rounded(const Inputs& in, tiled::DType dtype) {
-  auto r = [&](const at::Tensor& t) { return t.to(scalar_of(dtype)).to(at::kDouble); };
-  Inputs out = in;
-  out.q = r(in.q);
-  out.k = r(in.k);
-  out.v = r(in.v);
-  out.dout = r(in.dout);
-  return out;
-}
-
 // tensor_cores: bf16 / fp16 on tensor cores, fp32 on TF32 tensor cores, where the head
 // dimensions allow (false: the scalar kernels, exact fp32).
 TileResult run_device(const Inputs& in, Mode mode, tiled::DType dtype, bool tensor_cores = true) {
@@ -173,7 +161,7 @@ TEST(TiledCuda, MatchesReferenceAndTheCpuTileRun) {
         for (auto dtype : {tiled::DType::Float64, tiled::DType::Float32, tiled::DType::BFloat16,
                            tiled::DType::Float16}) {
           if (dtype == tiled::DType::Float64 && s.d > 64) continue;  // shared memory (header)
-          const Inputs in = rounded(base, dtype);
+          const Inputs in = rounded(base, scalar_of(dtype));
           const Result want = run(in, reference_options(mode), at::kDouble);
           // float32: exact products here (fp32_matmul "exact"); TF32 below.
           const bool f32 = dtype == tiled::DType::Float32;
@@ -218,8 +206,7 @@ TEST(TiledCuda, MatchesReferenceAndTheCpuTileRun) {
 TEST(TiledCuda, RunsAreBitwiseRepeatable) {
   SKIP_WITHOUT_DEVICE();
   for (Mode mode : {Mode::Softmax, Mode::Fox, Mode::FpaExact, Mode::FpaSoft}) {
-    const Inputs in = rounded(make_case({2, 2, 300, 64}, mode, Gate::Integer, 1900),
-                              tiled::DType::BFloat16);
+    const Inputs in = rounded(make_case({2, 2, 300, 64}, mode, Gate::Integer, 1900), at::kBFloat16);
     for (auto dtype : {tiled::DType::Float32, tiled::DType::BFloat16}) {
       EXPECT_TRUE(same_bits(run_device(in, mode, dtype), run_device(in, mode, dtype)))
           << name(mode) << " " << c10::toString(scalar_of(dtype));
@@ -248,7 +235,7 @@ TEST(TiledCuda, LongSequencesMatchTheFusedFloat64Kernels) {
     const bool fpa = c.mode == Mode::FpaExact || c.mode == Mode::FpaSoft;
     const Inputs in = rounded(fpa ? valleys_case(c.s, c.mode, seed)
                                   : make_case(c.s, c.mode, Gate::Random, seed),
-                              tiled::DType::BFloat16);
+                              at::kBFloat16);
     ++seed;
     AttentionOptions fused = reference_options(c.mode);
     fused.impl = Impl::Fused;

@@ -74,17 +74,6 @@ template <class S> at::Tensor tensor(const std::vector<S>& v, at::IntArrayRef si
   return t.to(at::kDouble);
 }
 
-// The inputs rounded to T (the gate stays in the accumulator type), as the kernels see them.
-template <class T> Inputs rounded(const Inputs& in) {
-  auto r = [](const at::Tensor& t) { return t.to(scalar_of<T>()).to(at::kDouble); };
-  Inputs out = in;
-  out.q = r(in.q);
-  out.k = r(in.k);
-  out.v = r(in.v);
-  out.dout = r(in.dout);
-  return out;
-}
-
 // tensor_cores: both passes on (emulated) tensor cores, tiled_*_wmma.cuh (bf16 / fp16; float32
 // on TF32).
 template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool tensor_cores = false) {
@@ -166,7 +155,7 @@ template <class T> TileResult run_emulated(const Inputs& in, Mode mode, bool ten
 template <class T> void check_against_reference(const Inputs& base, Mode mode, Gate gate,
                                                 const Shape& s, double& worst,
                                                 bool tensor_cores = false, double offset = 0.0) {
-  const Inputs in = rounded<T>(base);
+  const Inputs in = rounded(base, scalar_of<T>());
   const Result want = run(in, reference_options(mode), at::kDouble);
   const TileResult got = run_emulated<T>(in, mode, tensor_cores);
   const bool f64 = std::is_same_v<T, double>, tf32 = std::is_same_v<T, float> && tensor_cores;
@@ -279,7 +268,7 @@ TEST(TiledEmulated, TensorCoreKernelsMatchTheReference) {
 // {64, 128}): the largest error of the output and of the log-sum-exp against the reference's,
 // each relative to its largest magnitude (at least 1).
 template <class T> double forward_error(const Inputs& base, Mode mode) {
-  const Inputs in = rounded<T>(base);
+  const Inputs in = rounded(base, scalar_of<T>());
   tiled::Problem p = make_problem(in.q.size(0), in.q.size(1), in.q.size(2), in.q.size(3),
                                   in.v.size(3));
   p.mode = tiled_mode_of(mode);
@@ -401,7 +390,7 @@ template <class T> void expect_order_free(Mode mode, int64_t d, bool tensor_core
   const Shape s{1, 2, valley ? 192 : 130, d};
   const Gate gate = mode == Mode::Softmax || valley ? Gate::Random : Gate::Integer;
   const Inputs in =
-      rounded<T>(valley ? valley_case(s, mode, seed) : make_case(s, mode, gate, seed));
+      rounded(valley ? valley_case(s, mode, seed) : make_case(s, mode, gate, seed), scalar_of<T>());
   struct Restore { ~Restore() { fpa_emu::schedule = fpa_emu::Schedule::Ascending; } } restore;
   fpa_emu::schedule = fpa_emu::Schedule::Ascending;
   const TileResult ascending = run_emulated<T>(in, mode, tensor_cores);
@@ -493,7 +482,7 @@ TEST(TiledEmulated, Tf32KernelsMatchTheReference) {
 TEST(TiledEmulated, ExactFloat32IsBitwiseTheCpuTileRunAndTf32IsNot) {
   double worst = 0;
   for (Mode mode : {Mode::Softmax, Mode::FpaExact}) {
-    const Inputs in = rounded<float>(make_case({1, 1, 130, 64}, mode, Gate::Integer, 5500));
+    const Inputs in = rounded(make_case({1, 1, 130, 64}, mode, Gate::Integer, 5500), at::kFloat);
     const TileResult exact = run_emulated<float>(in, mode, /*tensor_cores=*/false);
     const TileResult cpu = run_tiles<float>(in, mode);
     EXPECT_TRUE(same_bits(exact, cpu)) << name(mode);

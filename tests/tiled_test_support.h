@@ -33,4 +33,16 @@ inline double half_precision_tolerance(cuda::tiled::DType t) {
 // where dq and dk are zero in exact arithmetic, those two are measured against max |dv|.
 inline double tf32_tolerance() { return 5e-3; }
 
+// The inputs as the kernels see them in `dtype`: q, k, v and dout rounded to it (the gate stays
+// in the accumulator type), so that the float64 reference is computed on the same values.
+inline Inputs rounded(const Inputs& in, at::ScalarType dtype) {
+  auto r = [&](const at::Tensor& t) { return t.to(dtype).to(at::kDouble); };
+  Inputs out = in;
+  out.q = r(in.q);
+  out.k = r(in.k);
+  out.v = r(in.v);
+  out.dout = r(in.dout);
+  return out;
+}
+
 }  // namespace fpa::testing
