@@ -88,9 +88,12 @@ in_chroot "cd /root/fpa
 # The GPU machines' check as its dry run on the CPU (lm/device-check.sh's settings for one), with
 # PyTorch 2.x: the kernels-only and language-model builds against python3-torch's LibTorch, the
 # operators from Python, and the published weights (saved by LibTorch 1.13) decoded by 2.x.
+# CPU_THREADS=1: the check's CPU runs on one thread. With as many threads as cores, a machine busy
+# with anything else makes them spin against it (lm-eval of step (d): 23 s on one thread, 3 min 05 s
+# on two beside one training, past the step's 180 s), and the dry run checks paths, not speed.
 if [[ ${GPU_DRY_RUN:-0} == 1 ]]; then
   in_chroot "cd /root/fpa && OUT=/root/gpu-dry-run KERNELS_S=1500 TOTAL_S=2400 DEVICE=cpu \
-    SMALL_STEPS=12 PAPER_STEPS=3 STEPS='c d b e f' JOBS=$JOBS \
+    SMALL_STEPS=12 PAPER_STEPS=3 STEPS='c d b e f' JOBS=$JOBS CPU_THREADS=1 \
     PAPER_ARGS='--hidden 128 --layers 2 --heads 2 --length 256 --mlp-hidden 384' \
     scripts/gpu-check.sh" || status=1
 fi
