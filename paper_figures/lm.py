@@ -67,12 +67,14 @@ def build(results, out):
                    "test ppl std", "test bpb", "tokens/s"], timing=["tokens/s"],
                   note="Perplexity per byte (byte-level tokens); means over seeds, std: sample standard "
                        "deviation over seeds ('-' for one seed); bpb: bits per byte; tokens/s: training "
-                       "throughput (a timing column).")
+                       "throughput, mean over seeds (lowest-highest seed in brackets; a timing column: seeds "
+                       "trained on different machines or beside other work, so the column is no speed "
+                       "comparison between variants; results/bench/attention.csv times the kernels).")
     for k in keys:
         a = agg[k]
         table.add(k[0], style.label(k[1]), str(a["runs"]), f"{a['params'] / 1e6:.3f}M",
                   f"{a['train_tokens'] / 1e6:.2f}M", a["val_ppl"], a["test_ppl"], a["test_ppl_std"], a["test_bpb"],
-                  f"{a['tokens_per_s']:.0f}")
+                  tokens_per_s_cell(a))
     sec.tables.append(table)
     sec.figures.append(perplexity_figure(keys, agg, out))
     curves = load_curves(results)
@@ -97,6 +99,13 @@ def build(results, out):
         sec.sources.append(compress["rel"])
     lm_gpu.build(results, out, sec, CONFIGS)  # training speed on a GPU, where the device check ran
     return sec
+
+
+def tokens_per_s_cell(a):
+    """Mean training tokens/s, with the seeds' range where more than one ran: a mean alone would hide
+    that the seeds' timings came from different machines and loads."""
+    lo, hi = a["tokens_per_s_range"]
+    return f"{a['tokens_per_s']:.0f}" if a["runs"] < 2 else f"{a['tokens_per_s']:.0f} ({lo:.0f}-{hi:.0f})"
 
 
 def gap_figure(gap, out):

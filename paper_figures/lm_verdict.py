@@ -55,6 +55,7 @@ def aggregate(rows):
         a = {c: common.mean([num(r[c]) for r in g]) for c in ("params", "train_tokens", "tokens_per_s",
                                                                "val_ppl", "test_ppl", "test_bpb")}
         a["runs"] = len(g)
+        a["tokens_per_s_range"] = (min(num(r["tokens_per_s"]) for r in g), max(num(r["tokens_per_s"]) for r in g))
         a["by_seed"] = {r.get("seed", str(i)): num(r["test_ppl"]) for i, r in enumerate(g)}
         a["test_ppl_std"] = stats.sample_std([num(r["test_ppl"]) for r in g])
         a["steps"] = "/".join(sorted({r.get("steps", "") for r in g if r.get("steps")})) or "?"
